@@ -1,0 +1,18 @@
+#!/usr/bin/env bash
+# The test command (README): bootstrap, lint, type-check, shellcheck, then every test.
+# Tests start their own redis-server, simweb and crawler processes on free loopback ports.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BOOTSTRAP_WITH_SHELLCHECK=1 bash scripts/bootstrap.sh
+echo "== lint"; pnpm -s lint
+echo "== typecheck"; pnpm -s exec tsc -p tsconfig.tests.json
+echo "== shellcheck"; mapfile -t shell_files < <(find scripts deploy .ci -type f \( -name "*.sh" -o -name run \))
+shellcheck "${shell_files[@]}"
+echo "== tests"
+mkdir -p tmp
+set +e
+pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json=tmp/vitest.json "$@"
+rc=$?
+set -e
+node scripts/test-summary.mjs tmp/vitest.json
+exit "$rc"
