@@ -44,4 +44,4 @@ if [ "${BOOTSTRAP_WITH_SHELLCHECK:-}" = "1" ] && ! command -v shellcheck >/dev/n
   apt_install shellcheck
 fi
 pnpm install --frozen-lockfile --reporter=silent
-pnpm -s build
+pnpm build

@@ -4,14 +4,14 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BOOTSTRAP_WITH_SHELLCHECK=1 bash scripts/bootstrap.sh
-echo "== lint"; pnpm -s lint
-echo "== typecheck"; pnpm -s exec tsc -p tsconfig.tests.json
+echo "== lint"; pnpm lint
+echo "== typecheck"; pnpm exec tsc -p tsconfig.tests.json
 echo "== shellcheck"; mapfile -t shell_files < <(find scripts deploy .ci -type f \( -name "*.sh" -o -name run \))
 shellcheck "${shell_files[@]}"
 echo "== tests"
 mkdir -p tmp
 set +e
-pnpm -s exec vitest run --reporter=default --reporter=json --outputFile.json=tmp/vitest.json "$@"
+pnpm exec vitest run --reporter=default --reporter=json --outputFile.json=tmp/vitest.json "$@"
 rc=$?
 set -e
 node scripts/test-summary.mjs tmp/vitest.json

@@ -1,0 +1,68 @@
+// What every child process (fetcher, parser) shares: its config, its Redis, and the stop protocol.
+// "stop" from the supervisor = finish or return what you hold, then exit 0. A closed IPC channel
+// means the supervisor died: exit at once; the next node start recovers leases and in-flight pages.
+import { Redis } from "ioredis";
+import { CONFIG_ENV, type NodeConfig } from "./config.js";
+import type { ChildMessage } from "./children.js";
+
+export interface ChildContext {
+  config: NodeConfig;
+  redis: Redis;
+  role: string;
+  index: number;
+  /** Resolves when the supervisor asks this process to stop. */
+  stopRequested: Promise<void>;
+  isStopping(): boolean;
+  send(msg: ChildMessage): void;
+  log(msg: string): void;
+}
+
+export function childContext(): ChildContext {
+  const raw = process.env[CONFIG_ENV];
+  const url = process.env.SHARDCRAWL_REDIS_URL;
+  if (!raw || !url) {
+    console.error("this is a shardcrawl child process; start it through `shardcrawl crawl` or `shardcrawl node`");
+    process.exit(2);
+  }
+  const config = JSON.parse(raw) as NodeConfig;
+  const role = process.env.SHARDCRAWL_ROLE ?? "child";
+  const index = Number(process.env.SHARDCRAWL_INDEX ?? 0);
+  // Commands wait while Redis restarts (AOF replay) instead of failing the crawl step.
+  const redis = new Redis(url, { maxRetriesPerRequest: null, enableAutoPipelining: true, connectionName: `${role}-${index}` });
+  let stopping = false;
+  let resolveStop!: () => void;
+  const stopRequested = new Promise<void>((r) => (resolveStop = r));
+  process.on("message", (m: { type?: string }) => {
+    if (m?.type === "stop" && !stopping) {
+      stopping = true;
+      resolveStop();
+    }
+  });
+  process.on("disconnect", () => process.exit(0));
+  process.on("SIGTERM", () => {
+    if (!stopping) {
+      stopping = true;
+      resolveStop();
+    }
+  });
+  // The terminal's Ctrl-C reaches the whole process group; the supervisor decides, children wait for it.
+  process.on("SIGINT", () => undefined);
+  return {
+    config,
+    redis,
+    role,
+    index,
+    stopRequested,
+    isStopping: () => stopping,
+    send(msg) {
+      if (process.connected) process.send?.(msg, undefined, undefined, () => undefined);
+    },
+    log(msg) {
+      process.stderr.write(`[${role} ${index}] ${msg}\n`);
+    },
+  };
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((r) => setTimeout(r, ms));
+}

@@ -1,0 +1,125 @@
+// Starts (or re-attaches to) the node's own redis-server: data under <out>/redis, a free loopback
+// port, a random password, AOF everysec. A node killed with -9 may leave its Redis running; the next
+// start finds it through connection.json and re-attaches instead of starting a second server on the
+// same AOF files.
+import { spawn } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+
+export interface RedisHandle {
+  url: string;
+  pid: number;
+  /** True when we started this server (and so should stop it). */
+  owned: boolean;
+  stop(): Promise<void>;
+}
+
+interface ConnectionFile {
+  port: number;
+  password: string;
+  pid: number;
+}
+
+export async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.on("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function ping(url: string, timeoutMs: number): Promise<boolean> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null, connectTimeout: timeoutMs });
+  try {
+    await r.connect();
+    // A Redis still loading its AOF answers LOADING; wait until it is really ready.
+    const info = await r.info("persistence");
+    return /loading:0/.test(info);
+  } catch {
+    return false;
+  } finally {
+    r.disconnect();
+  }
+}
+
+function urlOf(c: ConnectionFile): string {
+  return `redis://:${c.password}@127.0.0.1:${c.port}`;
+}
+
+export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: number } = {}): Promise<RedisHandle> {
+  const dir = join(outDir, "redis");
+  mkdirSync(dir, { recursive: true });
+  const connPath = join(dir, "connection.json");
+  if (existsSync(connPath)) {
+    const prev = JSON.parse(readFileSync(connPath, "utf8")) as ConnectionFile;
+    if (alive(prev.pid) && (await ping(urlOf(prev), 2000))) {
+      return {
+        url: urlOf(prev), pid: prev.pid, owned: true,
+        stop: () => stopRedis(urlOf(prev), prev.pid),
+      };
+    }
+  }
+  const conn: ConnectionFile = { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0 };
+  const args = [
+    "--port", String(conn.port),
+    "--bind", "127.0.0.1",
+    "--protected-mode", "yes",
+    "--requirepass", conn.password,
+    "--dir", dir,
+    "--appendonly", "yes",
+    "--appendfsync", "everysec",
+    "--save", "",
+    "--logfile", "redis.log",
+    "--daemonize", "no",
+  ];
+  if (opts.maxmemoryBytes) args.push("--maxmemory", String(opts.maxmemoryBytes), "--maxmemory-policy", "noeviction");
+  // Detached: Redis must outlive a crashed supervisor long enough to be re-attached and must not
+  // receive the terminal's SIGINT before the supervisor has flushed and returned its work.
+  const child = spawn("redis-server", args, { stdio: "ignore", detached: true });
+  child.unref();
+  const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
+  conn.pid = child.pid ?? 0;
+  writeFileSync(connPath, JSON.stringify(conn), { mode: 0o600 });
+  const url = urlOf(conn);
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const failed = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
+    if (failed) throw new Error(`could not start redis-server: ${failed.message} (is redis-server installed?)`);
+    if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}; see ${join(dir, "redis.log")}`);
+    if (await ping(url, 1000)) break;
+    if (Date.now() > deadline) throw new Error(`redis-server did not become ready within 60 s; see ${join(dir, "redis.log")}`);
+  }
+  return { url, pid: conn.pid, owned: true, stop: () => stopRedis(url, conn.pid) };
+}
+
+async function stopRedis(url: string, pid: number): Promise<void> {
+  const r = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    await r.connect();
+    // SHUTDOWN flushes the AOF; the connection closing is the expected answer.
+    await r.call("SHUTDOWN").catch(() => undefined);
+  } catch {
+    if (alive(pid)) process.kill(pid, "SIGTERM");
+  } finally {
+    r.disconnect();
+  }
+  const deadline = Date.now() + 10_000;
+  while (alive(pid) && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+  if (alive(pid)) process.kill(pid, "SIGKILL");
+}
