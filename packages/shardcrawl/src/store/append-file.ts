@@ -1,0 +1,138 @@
+// One output file being appended to: positional writes that always write every byte, a rollback
+// to the last whole append when a write fails (ENOSPC, EIO, EFBIG), and a durable finish
+// (fsync, rename from NAME.open to NAME, fsync of the folder).
+import { type FileHandle, open, rename } from "node:fs/promises";
+import { dirname } from "node:path";
+
+/**
+ * A failed write, with the errno code (ENOSPC, EFBIG, EIO...) for the caller to pause on.
+ * `rolledBack` says whether the file was cut back to its last whole append (so it is still valid).
+ */
+export class StoreWriteError extends Error {
+  override name = "StoreWriteError";
+  readonly code: string;
+  readonly path: string;
+  readonly rolledBack: boolean;
+
+  constructor(op: string, path: string, cause: unknown, rolledBack: boolean) {
+    const code = errnoCode(cause) ?? "EUNKNOWN";
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    super(
+      `${op} failed on ${path}: ${reason}` +
+        (rolledBack ? " (file rolled back to its last complete record; pause output and retry later)" : ""),
+      { cause },
+    );
+    this.code = code;
+    this.path = path;
+    this.rolledBack = rolledBack;
+  }
+}
+
+export function errnoCode(err: unknown): string | undefined {
+  if (typeof err === "object" && err !== null && "code" in err) {
+    const code = (err as { code: unknown }).code;
+    if (typeof code === "string") return code;
+  }
+  return undefined;
+}
+
+export class AppendFile {
+  #handle: FileHandle;
+  #size: number;
+  #busy = false;
+  /** Set when a failed write could not be rolled back: the file must not grow any more. */
+  #broken: StoreWriteError | undefined;
+  #closed = false;
+
+  private constructor(
+    readonly path: string,
+    handle: FileHandle,
+    size: number,
+  ) {
+    this.#handle = handle;
+    this.#size = size;
+  }
+
+  /** Creates `path`; with `exclusive` (the default) it fails with EEXIST rather than clobber a file. */
+  static async create(path: string, opts: { exclusive?: boolean } = {}): Promise<AppendFile> {
+    const handle = await open(path, opts.exclusive === false ? "w" : "wx");
+    return new AppendFile(path, handle, 0);
+  }
+
+  /** Bytes in the file (all appends so far completed). */
+  get size(): number {
+    return this.#size;
+  }
+
+  /**
+   * Appends every byte of `data` (fs writes may be short; they are continued) and returns the
+   * offset it starts at. Not re-entrant: callers serialize (see BoundedSerialQueue).
+   */
+  async append(data: Uint8Array): Promise<number> {
+    if (this.#closed) throw new Error(`append to closed file ${this.path}`);
+    if (this.#broken) throw this.#broken;
+    if (this.#busy) throw new Error(`concurrent append to ${this.path} (appends must be serialized)`);
+    this.#busy = true;
+    const offset = this.#size;
+    try {
+      let done = 0;
+      while (done < data.length) {
+        const { bytesWritten } = await this.#handle.write(data, done, data.length - done, offset + done);
+        if (bytesWritten <= 0) throw new Error("write made no progress");
+        done += bytesWritten;
+      }
+      this.#size = offset + data.length;
+      return offset;
+    } catch (err) {
+      throw await this.#rollback(offset, err);
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  async #rollback(offset: number, cause: unknown): Promise<StoreWriteError> {
+    try {
+      await this.#handle.truncate(offset);
+      return new StoreWriteError("write", this.path, cause, true);
+    } catch {
+      this.#broken = new StoreWriteError("write", this.path, cause, false);
+      return this.#broken;
+    }
+  }
+
+  /** fsync, close, rename to `finalPath`, fsync the folder so the rename survives a power cut. */
+  async finish(finalPath: string): Promise<void> {
+    if (this.#closed) throw new Error(`finish of closed file ${this.path}`);
+    this.#closed = true;
+    try {
+      await this.#handle.sync();
+    } catch (err) {
+      await this.#handle.close().catch(() => undefined);
+      throw new StoreWriteError("fsync", this.path, err, false);
+    }
+    await this.#handle.close();
+    await rename(this.path, finalPath);
+    await syncDir(dirname(finalPath));
+  }
+
+  /** Closes without finishing (the .open file stays for repair). Idempotent. */
+  async abandon(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#handle.close();
+  }
+}
+
+/** fsync a folder (Linux needs it for a rename to be durable). Best effort on platforms that refuse. */
+export async function syncDir(dir: string): Promise<void> {
+  let fh: FileHandle | undefined;
+  try {
+    fh = await open(dir, "r");
+    await fh.sync();
+  } catch (err) {
+    const code = errnoCode(err);
+    if (code !== "EISDIR" && code !== "EINVAL" && code !== "EPERM") throw err;
+  } finally {
+    await fh?.close();
+  }
+}

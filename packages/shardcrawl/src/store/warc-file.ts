@@ -1,0 +1,238 @@
+// Appends pre-built WARC records (see warc-record.ts) to size-rotated files of one process:
+// NAME.warc.gz.open while written; on rotation or close() it is fsynced, its CDXJ index is
+// written, and it is renamed to NAME.warc.gz. Every file starts with its own warcinfo record.
+import { mkdir, unlink } from "node:fs/promises";
+import { join } from "node:path";
+import { type AppendFile, StoreWriteError } from "./append-file.js";
+import { type CdxFields, cdxjLine, cdxjNameFor, writeCdxjFile } from "./cdxj.js";
+import { type CreatedOutputFile, createOutputFile } from "./file-names.js";
+import { BoundedSerialQueue } from "./serial-queue.js";
+import { buildWarcinfo, newRecordId } from "./warc-record.js";
+
+export interface WarcFileWriterOptions {
+  /** Folder for .warc.gz and .cdxj files (created if missing). */
+  dir: string;
+  /** File name prefix, [A-Za-z0-9._-]. */
+  prefix: string;
+  /** A file is finished once it reaches this size (it may exceed it by the records built for it already). */
+  maxFileBytes: number;
+  /** Fields of the warcinfo record at the start of each file (software, operator, robots...). */
+  warcinfo: Record<string, string | number | boolean | undefined>;
+  /** gzip level of the warcinfo records (page records are compressed by whoever builds them). */
+  gzipLevel?: number;
+  /** Bound on appends waiting for the disk (default 64 MiB). */
+  maxQueuedBytes?: number;
+  /** Index lines held for the open file before it is rotated anyway (default 200 000, ~50 MB). */
+  maxIndexEntries?: number;
+  /** Called after each file is finished (fsynced, indexed, renamed). */
+  onFileFinished?: (file: FinishedWarcFile) => void;
+}
+
+/** Something to append: one or more whole gzip members (PageRecords fits). */
+export interface WarcAppend {
+  data: Uint8Array;
+  /** The warcinfo ID the records name (WarcFileWriter.warcinfoId when they were built). */
+  warcinfoId?: string;
+  /** When `data` holds a response record to locate and index: its byte range and index fields. */
+  responseOffset?: number;
+  responseLength?: number;
+  cdx?: CdxFields;
+}
+
+/** Where a record landed: final file name (no folder), offset and length of its gzip member. */
+export interface WarcLocation {
+  file: string;
+  offset: number;
+  length: number;
+}
+
+export interface FinishedWarcFile {
+  path: string;
+  cdxjPath: string;
+  name: string;
+  bytes: number;
+  /** Response records indexed. */
+  responses: number;
+}
+
+export interface WarcWriterStats {
+  filesFinished: number;
+  bytesWritten: number;
+  queuedBytes: number;
+  currentFile: string | null;
+  /** Appends whose records name the warcinfo of an earlier file of this writer (built across a rotation). */
+  staleWarcinfoRefs: number;
+}
+
+interface OpenWarc extends CreatedOutputFile {
+  file: AppendFile;
+  warcinfoId: string;
+  index: string[];
+}
+
+const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
+const DEFAULT_MAX_INDEX_ENTRIES = 200_000;
+
+export class WarcFileWriter {
+  readonly #opts: WarcFileWriterOptions;
+  readonly #queue: BoundedSerialQueue;
+  readonly #maxIndexEntries: number;
+  /** How far a full file may still grow for records that were built naming its warcinfo. */
+  readonly #overshootBytes: number;
+  #current: OpenWarc | null = null;
+  /** ID of the warcinfo record the next file will start with; handed out before that file exists. */
+  #nextWarcinfoId = newRecordId();
+  #closed = false;
+  #dirReady = false;
+  #stats = { filesFinished: 0, bytesWritten: 0, staleWarcinfoRefs: 0 };
+
+  constructor(opts: WarcFileWriterOptions) {
+    if (!(opts.maxFileBytes > 0)) throw new RangeError(`maxFileBytes must be > 0, got ${opts.maxFileBytes}`);
+    this.#opts = opts;
+    this.#queue = new BoundedSerialQueue(opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, `WARC writer ${opts.prefix}`);
+    this.#maxIndexEntries = opts.maxIndexEntries ?? DEFAULT_MAX_INDEX_ENTRIES;
+    this.#overshootBytes = Math.min(opts.maxFileBytes, 64 * 1024 * 1024);
+  }
+
+  /**
+   * The warcinfo record ID to build the next page's records with: the open file's while it has
+   * room, else the next file's (the file rotates when the first record naming it arrives, so
+   * records built just before a rotation still land in the file whose warcinfo they name).
+   */
+  get warcinfoId(): string {
+    const cur = this.#current;
+    return cur !== null && !this.#isFull(cur) ? cur.warcinfoId : this.#nextWarcinfoId;
+  }
+
+  get stats(): WarcWriterStats {
+    return {
+      ...this.#stats,
+      queuedBytes: this.#queue.queuedBytes,
+      currentFile: this.#current?.name ?? null,
+    };
+  }
+
+  /**
+   * Appends whole records; resolves once they are written (not yet fsynced) with the location of
+   * the response record (or of `data` when it holds none). Rejects with StoreWriteError (the file
+   * was rolled back; pause and retry), StoreBusyError (caller did not await), or a plain Error for
+   * bad input or a closed writer.
+   */
+  append(input: WarcAppend): Promise<WarcLocation> {
+    const { data, responseOffset, responseLength } = input;
+    if (!(data instanceof Uint8Array) || data.length === 0) return Promise.reject(new TypeError("append needs non-empty record bytes"));
+    if (
+      (responseOffset !== undefined || responseLength !== undefined) &&
+      !(
+        responseOffset !== undefined &&
+        responseLength !== undefined &&
+        Number.isInteger(responseOffset) &&
+        Number.isInteger(responseLength) &&
+        responseOffset >= 0 &&
+        responseLength > 0 &&
+        responseOffset + responseLength <= data.length
+      )
+    ) {
+      return Promise.reject(new RangeError(`response range ${responseOffset}+${responseLength} is outside the ${data.length} appended bytes`));
+    }
+    return this.#queue.run(data.length, async () => {
+      if (this.#closed) throw new Error(`WARC writer ${this.#opts.prefix} is closed`);
+      const target = await this.#fileFor(input.warcinfoId);
+      const offset = await target.file.append(data);
+      this.#stats.bytesWritten += data.length;
+      if (responseOffset !== undefined && responseLength !== undefined) {
+        const location = { file: target.name, offset: offset + responseOffset, length: responseLength };
+        if (input.cdx) target.index.push(cdxjLine({ ...input.cdx, ...location, filename: target.name }));
+        return location;
+      }
+      return { file: target.name, offset, length: data.length };
+    });
+  }
+
+  /** Finishes the open file now (if any); the next append starts a new one. */
+  rotate(): Promise<FinishedWarcFile | null> {
+    return this.#queue.run(0, () => this.#finishCurrent());
+  }
+
+  /** Finishes the open file after the queued appends; later appends are rejected. */
+  close(): Promise<FinishedWarcFile | null> {
+    return this.#queue.run(0, async () => {
+      this.#closed = true;
+      return this.#finishCurrent();
+    });
+  }
+
+  #isFull(cur: OpenWarc): boolean {
+    return cur.file.size >= this.#opts.maxFileBytes || cur.index.length >= this.#maxIndexEntries;
+  }
+
+  async #fileFor(warcinfoId: string | undefined): Promise<OpenWarc> {
+    const cur = this.#current;
+    if (cur !== null) {
+      if (!this.#isFull(cur)) {
+        if (warcinfoId !== undefined && warcinfoId !== cur.warcinfoId) this.#stats.staleWarcinfoRefs += 1;
+        return cur;
+      }
+      // Full: keep taking records built for this file (bounded overshoot); the next file's ID rotates.
+      const hardFull = cur.file.size >= this.#opts.maxFileBytes + this.#overshootBytes;
+      if (warcinfoId === cur.warcinfoId && !hardFull) return cur;
+      await this.#finishCurrent();
+    }
+    const opened = await this.#openNext();
+    if (warcinfoId !== undefined && warcinfoId !== opened.warcinfoId) this.#stats.staleWarcinfoRefs += 1;
+    return opened;
+  }
+
+  async #openNext(): Promise<OpenWarc> {
+    if (!this.#dirReady) {
+      await mkdir(this.#opts.dir, { recursive: true });
+      this.#dirReady = true;
+    }
+    const created = await createOutputFile(this.#opts.dir, this.#opts.prefix, ".warc.gz");
+    const warcinfoId = this.#nextWarcinfoId;
+    try {
+      const info = buildWarcinfo(this.#opts.warcinfo, {
+        filename: created.name,
+        recordId: warcinfoId,
+        ...(this.#opts.gzipLevel !== undefined ? { gzipLevel: this.#opts.gzipLevel } : {}),
+      });
+      await created.file.append(info.data);
+    } catch (err) {
+      // Nothing usable in it: drop the file; the ID was never written, so it stays the next one.
+      await created.file.abandon().catch(() => undefined);
+      await unlink(created.file.path).catch(() => undefined);
+      throw err;
+    }
+    this.#stats.bytesWritten += created.file.size;
+    this.#nextWarcinfoId = newRecordId();
+    this.#current = { ...created, warcinfoId, index: [] };
+    return this.#current;
+  }
+
+  async #finishCurrent(): Promise<FinishedWarcFile | null> {
+    const cur = this.#current;
+    if (cur === null) return null;
+    // Whatever happens next, this file is done: a failed finish leaves NAME.warc.gz.open for repair.
+    this.#current = null;
+    const cdxjPath = join(this.#opts.dir, cdxjNameFor(cur.name));
+    try {
+      // Index first: a crash between the two leaves an .open WARC, whose index repair rebuilds.
+      await writeCdxjFile(cdxjPath, cur.index);
+      await cur.file.finish(cur.finalPath);
+    } catch (err) {
+      await cur.file.abandon().catch(() => undefined);
+      if (err instanceof StoreWriteError) throw err;
+      throw new StoreWriteError(`finishing ${cur.name} (left as .open for repair at next start)`, cur.file.path, err, false);
+    }
+    const finished: FinishedWarcFile = {
+      path: cur.finalPath,
+      cdxjPath,
+      name: cur.name,
+      bytes: cur.file.size,
+      responses: cur.index.length,
+    };
+    this.#stats.filesFinished += 1;
+    this.#opts.onFileFinished?.(finished);
+    return finished;
+  }
+}
