@@ -1,0 +1,464 @@
+// The crawler's HTTP client: one undici Agent (keep-alive, pipelining 1, bounded connections per
+// origin, TLS session reuse) behind the guarded connector. fetch() never throws and never follows
+// redirects; it returns the raw response as received (content-encoding kept) with hard caps on
+// size and time, or a classified failure.
+import diagnosticsChannel from "node:diagnostics_channel";
+import { readFileSync } from "node:fs";
+import type { Socket } from "node:net";
+import { performance } from "node:perf_hooks";
+import { rootCertificates } from "node:tls";
+import { Agent, type Dispatcher } from "undici";
+import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types.js";
+import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
+import { DnsCache, type LookupAll } from "./dns-cache.js";
+import { classifyFetchError } from "./fetch-errors.js";
+import { createGuardedConnector, factsOfConnectError, noteRequestSent, type SocketFacts } from "./guarded-connector.js";
+
+export interface HttpTimeouts {
+  /** TCP connect plus TLS handshake, per attempt. */
+  connectMs: number;
+  /** One DNS lookup (default: connectMs). */
+  dnsMs: number;
+  /** From request written to the end of the response headers. */
+  headersMs: number;
+  /** Idle time allowed between two body chunks. */
+  bodyMs: number;
+  /** Whole fetch, from the call to the last byte. */
+  totalMs: number;
+}
+
+export interface HttpClientOptions {
+  /** Sent as User-Agent on every request. */
+  userAgent: string;
+  /** curl --connect-to rules, as strings "H1:P1:H2:P2" or parsed. */
+  connectTo?: ReadonlyArray<string | ConnectToRule>;
+  /** curl --resolve overrides, as strings "HOST:PORT:ADDR[,ADDR]" or parsed. */
+  resolve?: ReadonlyArray<string | ResolveOverride>;
+  /** Allow loopback/private/link-local destinations (tests, intranet crawls). Default false. */
+  allowPrivate?: boolean;
+  /** PEM file with extra trusted CA certificates, added to Node's default roots. */
+  caFile?: string;
+  timeouts?: Partial<HttpTimeouts>;
+  /** Body bytes kept; the rest is not read (truncated: "length"). */
+  maxBodyBytes?: number;
+  /** Cap on the response header block (undici maxHeaderSize). */
+  maxHeaderBytes?: number;
+  dnsCacheTtlMs?: number;
+  dnsNegativeTtlMs?: number;
+  /** Resolver under the DNS cache (default dns.lookup). */
+  dnsLookup?: LookupAll;
+  acceptEncoding?: string;
+  accept?: string;
+  /** Parallel connections per origin (the Agent's pool size). */
+  connectionsPerOrigin?: number;
+  keepAliveTimeoutMs?: number;
+}
+
+export interface FetchInit {
+  method?: "GET" | "HEAD";
+  /** Extra request headers; they replace defaults of the same name. Host cannot be set. */
+  headers?: ReadonlyArray<readonly [string, string]> | Record<string, string>;
+  /** Per-request body cap (e.g. robots.txt reads 500 KiB whatever the page cap is). */
+  maxBodyBytes?: number;
+  totalMs?: number;
+  signal?: AbortSignal;
+}
+
+export interface FetchSuccess {
+  ok: true;
+  url: string;
+  /** ISO 8601 time the fetch started. */
+  fetchedAt: string;
+  status: number;
+  statusText: string;
+  /** "1.1" or "1.0", from the status line. */
+  httpVersion: string;
+  /** Response headers in order, names as received. */
+  headers: Array<[string, string]>;
+  /** The request line actually written, e.g. "GET /a?b HTTP/1.1". */
+  requestLine: string;
+  /** Request headers actually written, in order. */
+  requestHeaders: Array<[string, string]>;
+  /** Body as received (content-encoding not removed), at most maxBodyBytes. */
+  body: Buffer;
+  truncated?: "length" | "time";
+  /** When truncated: "time", which timer cut the body (body-timeout or total-timeout). */
+  errorClass?: FetchErrorClass;
+  detail?: string;
+  /** For 3xx with a Location: the target resolved against the request URL. */
+  location?: string;
+  /** Remote IP actually connected to. */
+  ip?: string;
+  /** True when the request went over a connection opened earlier. */
+  reusedConnection: boolean;
+  timings: FetchTimings;
+}
+
+export interface FetchFailure {
+  ok: false;
+  url: string;
+  fetchedAt: string;
+  errorClass: FetchErrorClass;
+  detail: string;
+  ip?: string;
+  timings: FetchTimings;
+}
+
+export type FetchOutcome = FetchSuccess | FetchFailure;
+
+export interface HttpClient {
+  fetch(url: string | URL, init?: FetchInit): Promise<FetchOutcome>;
+  /** Closes idle connections and waits (briefly) for in-flight requests, then destroys the rest. */
+  close(): Promise<void>;
+  readonly dns: DnsCache;
+}
+
+export const DEFAULT_TIMEOUTS: Omit<HttpTimeouts, "dnsMs"> = {
+  connectMs: 10_000,
+  headersMs: 30_000,
+  bodyMs: 30_000,
+  totalMs: 120_000,
+};
+export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+export const DEFAULT_MAX_HEADER_BYTES = 32 * 1024;
+const DEFAULT_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8";
+const CLOSE_GRACE_MS = 2_000;
+
+export function createHttpClient(opts: HttpClientOptions): HttpClient {
+  const timeouts: HttpTimeouts = { ...DEFAULT_TIMEOUTS, dnsMs: opts.timeouts?.connectMs ?? DEFAULT_TIMEOUTS.connectMs, ...opts.timeouts };
+  const maxBodyBytes = opts.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+  const dns = new DnsCache({
+    ttlMs: opts.dnsCacheTtlMs ?? 5 * 60_000,
+    negativeTtlMs: opts.dnsNegativeTtlMs ?? opts.dnsCacheTtlMs ?? 60_000,
+    timeoutMs: timeouts.dnsMs,
+    ...(opts.dnsLookup ? { lookup: opts.dnsLookup } : {}),
+  });
+  const connector = createGuardedConnector({
+    connectTo: (opts.connectTo ?? []).map((r) => (typeof r === "string" ? parseConnectTo(r) : r)),
+    resolve: (opts.resolve ?? []).map((r) => (typeof r === "string" ? parseResolve(r) : r)),
+    allowPrivate: opts.allowPrivate ?? false,
+    dns,
+    connectTimeoutMs: timeouts.connectMs,
+    ...(opts.caFile ? { ca: [...rootCertificates, readFileSync(opts.caFile, "utf8")] } : {}),
+  });
+  const agent = new Agent({
+    connect: connector,
+    pipelining: 1,
+    connections: opts.connectionsPerOrigin ?? 4,
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? 4_000,
+    headersTimeout: timeouts.headersMs,
+    bodyTimeout: timeouts.bodyMs,
+    maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
+  });
+  const defaultHeaders: Array<[string, string]> = [
+    ["user-agent", opts.userAgent],
+    ["accept", opts.accept ?? DEFAULT_ACCEPT],
+    ["accept-encoding", opts.acceptEncoding ?? "gzip, deflate, br"],
+  ];
+
+  return {
+    dns,
+    fetch: (url, init = {}) =>
+      fetchOnce(agent, url, init, {
+        defaultHeaders,
+        maxBodyBytes: init.maxBodyBytes ?? maxBodyBytes,
+        totalMs: init.totalMs ?? timeouts.totalMs,
+      }),
+    async close() {
+      let timer: NodeJS.Timeout | undefined;
+      const grace = new Promise<"timeout">((resolve) => (timer = setTimeout(() => resolve("timeout"), CLOSE_GRACE_MS)));
+      const closed = await Promise.race([agent.close().then(() => "closed" as const), grace]);
+      clearTimeout(timer);
+      if (closed === "timeout") await agent.destroy();
+    },
+  };
+}
+
+interface FetchSettings {
+  defaultHeaders: ReadonlyArray<[string, string]>;
+  maxBodyBytes: number;
+  totalMs: number;
+}
+
+function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
+  const started = performance.now();
+  const fetchedAt = new Date().toISOString();
+  let url: URL;
+  try {
+    url = new URL(input);
+  } catch {
+    return Promise.resolve(failure(String(input), fetchedAt, started, "url-invalid", `not a URL: ${String(input)}`));
+  }
+  if (url.protocol !== "http:" && url.protocol !== "https:") {
+    return Promise.resolve(failure(url.href, fetchedAt, started, "url-invalid", `unsupported scheme ${url.protocol}`));
+  }
+  const headers = mergeHeaders(settings.defaultHeaders, init.headers);
+  if (headers.some(([name]) => name.toLowerCase() === "host")) {
+    return Promise.resolve(failure(url.href, fetchedAt, started, "other", "the Host header cannot be overridden"));
+  }
+
+  return new Promise<FetchOutcome>((resolve) => {
+    // With pipelining 1, undici hands a kept-alive connection to the next request only after a
+    // full event-loop turn (a setImmediate queued after our end callback). Settling two turns
+    // later lets an immediate follow-up fetch reuse the connection instead of opening another.
+    const settle = (outcome: FetchOutcome) => setImmediate(() => setImmediate(() => resolve(outcome)));
+    const handler = new ResponseCollector(url, fetchedAt, started, settings.maxBodyBytes, settle);
+    const onTotal = () => handler.stop("total-timeout", `total time over ${settings.totalMs} ms`);
+    const timer = setTimeout(onTotal, settings.totalMs);
+    const onAbort = () => handler.stop("other", "aborted by caller");
+    init.signal?.addEventListener("abort", onAbort, { once: true });
+    handler.onSettled = () => {
+      clearTimeout(timer);
+      init.signal?.removeEventListener("abort", onAbort);
+    };
+    if (init.signal?.aborted) {
+      onAbort();
+      return;
+    }
+    try {
+      agent.dispatch(
+        {
+          origin: url.origin,
+          path: `${url.pathname}${url.search}`,
+          method: init.method ?? "GET",
+          headers: headers.flat(),
+        },
+        handler,
+      );
+    } catch (err) {
+      const { errorClass, detail } = classifyFetchError(err);
+      handler.fail(errorClass, detail);
+    }
+  });
+}
+
+/** Defaults first, then extra headers; an extra header replaces every default of the same name. */
+function mergeHeaders(
+  defaults: ReadonlyArray<readonly [string, string]>,
+  extra: FetchInit["headers"],
+): Array<[string, string]> {
+  const extraList: Array<[string, string]> = extra === undefined ? [] : Array.isArray(extra) ? extra.map(([k, v]) => [k, v] as [string, string]) : Object.entries(extra as Record<string, string>);
+  const overridden = new Set(extraList.map(([k]) => k.toLowerCase()));
+  return [...defaults.filter(([k]) => !overridden.has(k.toLowerCase())).map(([k, v]) => [k, v] as [string, string]), ...extraList];
+}
+
+function ms(value: number): number {
+  return Math.round(value * 10) / 10;
+}
+
+function failure(url: string, fetchedAt: string, started: number, errorClass: FetchErrorClass, detail: string, extra: Partial<FetchFailure> = {}): FetchFailure {
+  return { ok: false, url, fetchedAt, errorClass, detail, timings: { total: ms(performance.now() - started) }, ...extra };
+}
+
+// undici announces each request it writes, with the socket and the exact header block, on this
+// channel, synchronously right after calling the handler's onRequestStart. We remember which
+// collector just started so the announcement can be attributed to it.
+let startingCollector: ResponseCollector | null = null;
+diagnosticsChannel.subscribe("undici:client:sendHeaders", (message) => {
+  const collector = startingCollector;
+  startingCollector = null;
+  if (collector === null) return;
+  const { headers, socket } = message as { headers: string; socket: Socket };
+  collector.noteSent(headers, socket);
+});
+
+/** A dispatch handler that collects one response under the size cap and settles exactly once. */
+class ResponseCollector implements Dispatcher.DispatchHandler {
+  onSettled: () => void = () => {};
+  private settled = false;
+  private controller: Dispatcher.DispatchController | null = null;
+  private headerBlock = "";
+  private facts: SocketFacts | undefined;
+  private firstOnSocket = false;
+  private status = 0;
+  private statusText = "";
+  private rawHeaders: Array<[string, string]> = [];
+  private headersAt: number | undefined;
+  private chunks: Buffer[] = [];
+  private received = 0;
+
+  constructor(
+    private readonly url: URL,
+    private readonly fetchedAt: string,
+    private readonly started: number,
+    private readonly maxBodyBytes: number,
+    private readonly resolve: (outcome: FetchOutcome) => void,
+  ) {}
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    if (this.settled) {
+      // Timed out or cancelled while queued for a connection: do not send it at all.
+      controller.abort(new Error("request cancelled before it was sent"));
+      return;
+    }
+    // undici may start a request again on a fresh connection after a keep-alive race; start clean.
+    this.controller = controller;
+    this.headerBlock = "";
+    this.facts = undefined;
+    startingCollector = this;
+    queueMicrotask(() => {
+      if (startingCollector === this) startingCollector = null;
+    });
+  }
+
+  noteSent(headerBlock: string, socket: Socket): void {
+    this.headerBlock = headerBlock;
+    this.facts = noteRequestSent(socket);
+    this.firstOnSocket = this.facts?.requestsSent === 1;
+  }
+
+  onResponseStart(controller: Dispatcher.DispatchController, statusCode: number, _headers: unknown, statusMessage?: string): void {
+    if (statusCode < 200 || this.settled) return; // 1xx interim responses (103 Early Hints) are skipped
+    this.headersAt = performance.now();
+    this.status = statusCode;
+    this.statusText = statusMessage ?? "";
+    this.rawHeaders = headerPairs(controller.rawHeaders);
+  }
+
+  onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    const room = this.maxBodyBytes - this.received;
+    if (chunk.length > room) {
+      if (room > 0) this.chunks.push(chunk.subarray(0, room));
+      this.received += Math.max(room, 0);
+      this.succeed({ truncated: "length" });
+      controller.abort(new Error(`body over ${this.maxBodyBytes} bytes: stopped reading`));
+      return;
+    }
+    this.chunks.push(chunk);
+    this.received += chunk.length;
+  }
+
+  onResponseEnd(): void {
+    this.succeed({});
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
+    if (this.settled) return;
+    const connectFacts = factsOfConnectError(err);
+    const { errorClass, detail } = classifyFetchError(err, connectFacts?.phase);
+    if (this.headersAt !== undefined && errorClass === "body-timeout") {
+      // The body stalled: keep what arrived, say why it is short.
+      this.succeed({ truncated: "time", errorClass, detail: `${detail} (after ${this.received} body bytes)` });
+      return;
+    }
+    const bodyNote = this.headersAt !== undefined ? ` (after headers and ${this.received} body bytes)` : "";
+    this.fail(errorClass, detail + bodyNote, connectFacts?.dnsMs, connectFacts?.ip);
+  }
+
+  /** Ends the fetch from outside (total timeout, caller abort). */
+  stop(errorClass: FetchErrorClass, detail: string): void {
+    if (this.settled) return;
+    if (this.headersAt !== undefined) {
+      this.succeed({ truncated: "time", errorClass, detail: `${detail} (after ${this.received} body bytes)` });
+    } else {
+      this.fail(errorClass, detail);
+    }
+    this.controller?.abort(new Error(detail));
+  }
+
+  fail(errorClass: FetchErrorClass, detail: string, dnsMs?: number, ip?: string): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.onSettled();
+    const timings: FetchTimings = { total: ms(performance.now() - this.started) };
+    if (dnsMs !== undefined) timings.dns = ms(dnsMs);
+    const out: FetchFailure = { ok: false, url: this.url.href, fetchedAt: this.fetchedAt, errorClass, detail, timings };
+    const remote = ip ?? this.facts?.ip;
+    if (remote) out.ip = remote;
+    this.resolve(out);
+  }
+
+  private succeed(extra: Pick<FetchSuccess, "truncated" | "errorClass" | "detail">): void {
+    if (this.settled) return;
+    this.settled = true;
+    this.onSettled();
+    const facts = this.facts;
+    const timings: FetchTimings = { total: ms(performance.now() - this.started) };
+    if (this.firstOnSocket && facts) {
+      if (facts.dnsMs !== undefined) timings.dns = ms(facts.dnsMs);
+      if (facts.connectMs !== undefined) timings.connect = ms(facts.connectMs);
+      if (facts.tlsMs !== undefined) timings.tls = ms(facts.tlsMs);
+    }
+    if (this.headersAt !== undefined) timings.ttfb = ms(this.headersAt - this.started);
+    const { requestLine, requestHeaders } = parseHeaderBlock(this.headerBlock);
+    const out: FetchSuccess = {
+      ok: true,
+      url: this.url.href,
+      fetchedAt: this.fetchedAt,
+      status: this.status,
+      statusText: this.statusText,
+      httpVersion: facts?.httpVersion ?? "1.1",
+      headers: this.rawHeaders,
+      requestLine,
+      requestHeaders,
+      body: Buffer.concat(this.chunks, this.received),
+      reusedConnection: !this.firstOnSocket,
+      timings,
+      ...withoutUndefined(extra),
+    };
+    if (facts?.ip) out.ip = facts.ip;
+    const location = this.status >= 300 && this.status < 400 ? resolveLocation(this.rawHeaders, this.url) : undefined;
+    if (location !== undefined) out.location = location;
+    this.resolve(out);
+  }
+}
+
+function withoutUndefined<T extends object>(value: T): Partial<T> {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+/** undici hands raw headers as alternating name/value Buffers; latin1 keeps every byte. */
+function headerPairs(raw: Dispatcher.DispatchController["rawHeaders"]): Array<[string, string]> {
+  if (!Array.isArray(raw)) return [];
+  const pairs: Array<[string, string]> = [];
+  for (let i = 0; i + 1 < raw.length; i += 2) {
+    const name: unknown = raw[i];
+    const value: unknown = raw[i + 1];
+    const text = (v: unknown) => (Buffer.isBuffer(v) ? v.toString("latin1") : String(v));
+    pairs.push([text(name), text(value)]);
+  }
+  return pairs;
+}
+
+function parseHeaderBlock(block: string): { requestLine: string; requestHeaders: Array<[string, string]> } {
+  const lines = block.split("\r\n").filter((l) => l !== "");
+  const requestHeaders: Array<[string, string]> = [];
+  for (const line of lines.slice(1)) {
+    const colon = line.indexOf(":");
+    if (colon > 0) requestHeaders.push([line.slice(0, colon), line.slice(colon + 1).trim()]);
+  }
+  return { requestLine: lines[0] ?? "", requestHeaders };
+}
+
+function resolveLocation(headers: ReadonlyArray<[string, string]>, base: URL): string | undefined {
+  const raw = headers.find(([name]) => name.toLowerCase() === "location")?.[1];
+  if (raw === undefined || raw.trim() === "") return undefined;
+  try {
+    return new URL(raw.trim(), base).href;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The FetchedPage a successful fetch becomes (the caller adds the crawl bookkeeping). */
+export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): FetchedPage {
+  const page: FetchedPage = {
+    url: res.url,
+    host: meta.host,
+    depth: meta.depth,
+    hops: meta.hops,
+    fetchedAt: res.fetchedAt,
+    status: res.status,
+    httpVersion: res.httpVersion,
+    statusText: res.statusText,
+    headers: res.headers,
+    requestHeaders: res.requestHeaders,
+    body: res.body,
+    timings: res.timings,
+  };
+  if (res.ip !== undefined) page.ip = res.ip;
+  if (res.truncated !== undefined) page.truncated = res.truncated;
+  if (res.location !== undefined) page.redirectTo = res.location;
+  return page;
+}

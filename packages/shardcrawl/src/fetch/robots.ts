@@ -1,0 +1,301 @@
+// robots.txt per RFC 9309: fetching (status handling, redirects, size cap) and compiling a file
+// into an isAllowed() check for our user agent.
+//
+// Matching uses robots-parser (Google's longest-match algorithm, `*` and `$`, allow wins ties,
+// groups for the same agent merged). Where it falls short of RFC 9309 we fix around it here:
+//  - percent-encoded unreserved characters (%62%61%7A = "baz") must compare equal to the plain
+//    character (RFC 9309 2.2.2); we decode them in both the rules and the path before matching;
+//  - a UTF-8 byte order mark would hide the first line; we strip it;
+//  - /robots.txt itself is always allowed (RFC 9309 2.2.2);
+//  - Crawl-delay is not in the RFC; we accept non-negative numbers only and cap them.
+import { createRequire } from "node:module";
+import type { Transform } from "node:stream";
+import { createBrotliDecompress, createGunzip, createInflate, constants as zlib } from "node:zlib";
+import type { FetchErrorClass } from "../shared/types.js";
+import type { FetchInit, FetchOutcome } from "./http-client.js";
+
+/** The subset of robots-parser (CommonJS, whose bundled typings do not type its default export under NodeNext) we use. */
+interface ParsedRobots {
+  isAllowed(url: string, ua?: string): boolean | undefined;
+  getCrawlDelay(ua?: string): number | undefined;
+  getSitemaps(): string[];
+}
+const robotsParser = createRequire(import.meta.url)("robots-parser") as (url: string, contents: string) => ParsedRobots;
+
+/** RFC 9309 2.5: crawlers must parse at least 500 KiB; we read exactly that much. */
+export const ROBOTS_MAX_BYTES = 500 * 1024;
+/** RFC 9309 2.4: do not use a cached robots.txt for more than 24 hours. */
+export const ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
+export const ROBOTS_MAX_REDIRECTS = 5;
+
+export type RobotsEntry =
+  | { kind: "rules"; body: string; fetchedAt: number }
+  | { kind: "allow-all"; fetchedAt: number }
+  | { kind: "disallow-all"; retryAfterMs: number; fetchedAt: number };
+
+export interface RobotsFetchResult {
+  entry: RobotsEntry;
+  /** How long to cache `entry`: 24 h for rules/allow-all, retryAfterMs for disallow-all. */
+  ttlMs: number;
+  /** Final HTTP status, when a response arrived. */
+  status?: number;
+  /** Why the file was unreachable (disallow-all), when it was. */
+  errorClass?: FetchErrorClass;
+  detail?: string;
+  /** Redirects followed. */
+  redirects: number;
+  finalUrl: string;
+}
+
+export interface RobotsFetchOptions {
+  /** Retry delay after a 5xx/429 without Retry-After, or a network failure. Default 10 min. */
+  unavailableRetryMs?: number;
+  /** Bounds applied to Retry-After. Defaults 1 min .. 24 h. */
+  minRetryMs?: number;
+  maxRetryMs?: number;
+  now?: () => number;
+}
+
+/** The part of the HTTP client robots fetching needs. */
+export interface RobotsHttp {
+  fetch(url: string | URL, init?: FetchInit): Promise<FetchOutcome>;
+}
+
+/**
+ * Fetches origin/robots.txt and turns the outcome into a cache entry (RFC 9309 2.3.1):
+ * 2xx -> rules; 4xx -> allow-all; 5xx, 429, network errors, timeouts, more than 5 redirects
+ * -> disallow-all until retryAfterMs. Redirects are followed here, to any host.
+ */
+export async function fetchRobots(
+  client: RobotsHttp,
+  origin: string,
+  userAgent: string,
+  opts: RobotsFetchOptions = {},
+): Promise<RobotsFetchResult> {
+  const now = opts.now ?? Date.now;
+  const retryDefault = opts.unavailableRetryMs ?? 10 * 60_000;
+  const minRetry = opts.minRetryMs ?? 60_000;
+  const maxRetry = opts.maxRetryMs ?? ROBOTS_TTL_MS;
+  let url = new URL("/robots.txt", origin);
+
+  const unreachable = (redirects: number, errorClass: FetchErrorClass, detail: string, status?: number, retryAfterMs = retryDefault): RobotsFetchResult => {
+    const result: RobotsFetchResult = {
+      entry: { kind: "disallow-all", retryAfterMs, fetchedAt: now() },
+      ttlMs: retryAfterMs,
+      errorClass,
+      detail,
+      redirects,
+      finalUrl: url.href,
+    };
+    if (status !== undefined) result.status = status;
+    return result;
+  };
+
+  for (let redirects = 0; ; redirects++) {
+    const res = await client.fetch(url, {
+      headers: [
+        ["user-agent", userAgent],
+        ["accept", "text/plain,*/*;q=0.5"],
+      ],
+      maxBodyBytes: ROBOTS_MAX_BYTES,
+    });
+    if (!res.ok) return unreachable(redirects, res.errorClass, res.detail);
+    const { status } = res;
+
+    if (status >= 300 && status < 400) {
+      if (res.location === undefined) return unreachable(redirects, "redirect-invalid", `${status} without a usable Location`, status);
+      if (redirects >= ROBOTS_MAX_REDIRECTS) {
+        return unreachable(redirects, "redirect-limit", `more than ${ROBOTS_MAX_REDIRECTS} redirects`, status);
+      }
+      const next = new URL(res.location);
+      if (next.protocol !== "http:" && next.protocol !== "https:") {
+        return unreachable(redirects, "redirect-invalid", `redirect to ${next.protocol}`, status);
+      }
+      url = next;
+      continue;
+    }
+    if (status === 429 || status >= 500) {
+      // Server errors mean "unavailable": assume complete disallow. 429 is treated the same
+      // (a request to slow down, not permission to crawl).
+      const retryAfterMs = clamp(parseRetryAfter(header(res.headers, "retry-after"), now()) ?? retryDefault, minRetry, maxRetry);
+      return unreachable(redirects, "robots-unavailable", `robots.txt answered ${status}`, status, retryAfterMs);
+    }
+    if (status >= 400) {
+      return { entry: { kind: "allow-all", fetchedAt: now() }, ttlMs: ROBOTS_TTL_MS, status, redirects, finalUrl: url.href };
+    }
+    if (status < 200 || status >= 300) return unreachable(redirects, "robots-unavailable", `unexpected status ${status}`, status);
+    if (res.truncated === "time") {
+      // A half-read file could lack the very rule that forbids a path; retry later instead.
+      return unreachable(redirects, res.errorClass ?? "body-timeout", res.detail ?? "body timed out", status);
+    }
+    let text: string;
+    try {
+      text = await robotsText(res.body, header(res.headers, "content-encoding"), res.truncated === "length");
+    } catch (err) {
+      return unreachable(redirects, "decode-error", err instanceof Error ? err.message : String(err), status);
+    }
+    return { entry: { kind: "rules", body: text, fetchedAt: now() }, ttlMs: ROBOTS_TTL_MS, status, redirects, finalUrl: url.href };
+  }
+}
+
+export interface CompiledRobots {
+  /** Whether our agent may fetch `url` (a URL on the origin the rules came from). */
+  isAllowed(url: string | URL): boolean;
+  /** Crawl-delay for our group, in ms, capped; undefined when none. */
+  crawlDelayMs?: number;
+  /** Absolute http(s) sitemap URLs listed in the file. */
+  sitemaps: string[];
+}
+
+export interface CompileRobotsOptions {
+  /** Upper bound on Crawl-delay (default 60 s), so one file cannot stall a host for hours. */
+  maxCrawlDelayMs?: number;
+}
+
+// robots-parser insists on an origin; paths are matched against this neutral one so a compiled
+// file works for the origin it was fetched for (including after a cross-host redirect).
+const NEUTRAL_ORIGIN = "http://robots.invalid";
+
+/** Builds the matcher for `userAgent`'s group (its product token, case-insensitive, else `*`). */
+export function compileRobots(entry: RobotsEntry, userAgent: string, opts: CompileRobotsOptions = {}): CompiledRobots {
+  if (entry.kind === "allow-all") return { isAllowed: () => true, sitemaps: [] };
+  if (entry.kind === "disallow-all") return { isAllowed: (url) => pathOf(url) === "/robots.txt", sitemaps: [] };
+
+  const token = productToken(userAgent);
+  const robots = robotsParser(`${NEUTRAL_ORIGIN}/robots.txt`, normalizeRules(entry.body));
+  const compiled: CompiledRobots = {
+    isAllowed(url) {
+      const path = pathOf(url);
+      if (path === null) return false;
+      if (path === "/robots.txt") return true;
+      return robots.isAllowed(NEUTRAL_ORIGIN + normalizePercentEncoding(path), token) !== false;
+    },
+    sitemaps: [...new Set(robots.getSitemaps().filter(isHttpUrl))],
+  };
+  const delay = robots.getCrawlDelay(token);
+  if (typeof delay === "number" && Number.isFinite(delay) && delay >= 0) {
+    compiled.crawlDelayMs = Math.min(Math.round(delay * 1000), opts.maxCrawlDelayMs ?? 60_000);
+  }
+  return compiled;
+}
+
+/** "shardcrawl/0.1 (+https://...)" -> "shardcrawl" (RFC 9309 2.2.1: letters, "_" and "-"). */
+export function productToken(userAgent: string): string {
+  return /^[A-Za-z_-]+/.exec(userAgent.trim())?.[0].toLowerCase() ?? "*";
+}
+
+function pathOf(url: string | URL): string | null {
+  try {
+    const u = typeof url === "string" ? new URL(url) : url;
+    return `${u.pathname}${u.search}`;
+  } catch {
+    return null;
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const u = new URL(value);
+    return u.protocol === "http:" || u.protocol === "https:";
+  } catch {
+    return false;
+  }
+}
+
+const UNRESERVED = /[A-Za-z0-9\-._~]/;
+
+/** RFC 9309 2.2.2: %XX of an unreserved character means the character itself; other escapes upper-cased. */
+export function normalizePercentEncoding(path: string): string {
+  return path.replace(/%([0-9A-Fa-f]{2})/g, (_m, hex: string) => {
+    const ch = String.fromCharCode(Number.parseInt(hex, 16));
+    return UNRESERVED.test(ch) ? ch : `%${hex.toUpperCase()}`;
+  });
+}
+
+/** Strips a BOM and normalizes the percent-encoding of allow/disallow values. */
+function normalizeRules(body: string): string {
+  const text = body.startsWith("\uFEFF") ? body.slice(1) : body;
+  return text.replace(/^([ \t]*(?:allow|disallow)[ \t]*:)(.*)$/gim, (_m, key: string, value: string) => key + normalizePercentEncoding(value));
+}
+
+function header(headers: ReadonlyArray<[string, string]>, name: string): string | undefined {
+  return headers.find(([k]) => k.toLowerCase() === name)?.[1];
+}
+
+function clamp(value: number, min: number, max: number): number {
+  return Math.min(Math.max(value, min), max);
+}
+
+/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
+export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
+  if (value === undefined) return undefined;
+  const trimmed = value.trim();
+  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
+  const date = Date.parse(trimmed);
+  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
+}
+
+/**
+ * The robots.txt text: content-encoding removed (the client keeps bytes as received), at most
+ * ROBOTS_MAX_BYTES decoded, and when the file was cut, the cut last line dropped so a partial
+ * rule ("Disallow: /pri" of "/private") is never applied.
+ */
+async function robotsText(body: Buffer, contentEncoding: string | undefined, wireCut: boolean): Promise<string> {
+  const { bytes, cut } = await decodeCapped(body, (contentEncoding ?? "").trim().toLowerCase(), ROBOTS_MAX_BYTES);
+  let text = new TextDecoder("utf-8").decode(bytes);
+  if (wireCut || cut) {
+    const lastBreak = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
+    text = lastBreak === -1 ? "" : text.slice(0, lastBreak + 1);
+  }
+  return text;
+}
+
+function decoderFor(encoding: string): Transform | null | undefined {
+  switch (encoding) {
+    case "":
+    case "identity":
+      return null;
+    case "gzip":
+    case "x-gzip":
+      return createGunzip({ finishFlush: zlib.Z_SYNC_FLUSH });
+    case "deflate":
+      return createInflate({ finishFlush: zlib.Z_SYNC_FLUSH });
+    case "br":
+      return createBrotliDecompress({ finishFlush: zlib.BROTLI_OPERATION_FLUSH });
+    default:
+      return undefined;
+  }
+}
+
+/** Decodes at most `cap` bytes; stops the decompressor as soon as the cap is passed (no bombs). */
+function decodeCapped(body: Buffer, encoding: string, cap: number): Promise<{ bytes: Buffer; cut: boolean }> {
+  const decoder = decoderFor(encoding);
+  if (decoder === undefined) return Promise.reject(new Error(`unsupported content-encoding "${encoding}"`));
+  if (decoder === null) return Promise.resolve({ bytes: body.subarray(0, cap), cut: body.length > cap });
+  return new Promise((resolve, reject) => {
+    const parts: Buffer[] = [];
+    let size = 0;
+    let done = false;
+    const finish = (cut: boolean) => {
+      if (done) return;
+      done = true;
+      decoder.destroy();
+      resolve({ bytes: Buffer.concat(parts, size).subarray(0, cap), cut });
+    };
+    decoder.on("data", (chunk: Buffer) => {
+      parts.push(chunk);
+      size += chunk.length;
+      if (size > cap) finish(true);
+    });
+    decoder.on("end", () => finish(false));
+    decoder.on("error", (err: Error) => {
+      // Damaged input after some good output: keep the good part, treat it as cut.
+      if (size > 0) finish(true);
+      else if (!done) {
+        done = true;
+        reject(new Error(`cannot decode ${encoding} body: ${err.message}`));
+      }
+    });
+    decoder.end(body);
+  });
+}

@@ -1,0 +1,73 @@
+import { describe, expect, it } from "vitest";
+import { DnsCache, DnsLookupError, type LookupAll } from "../../src/fetch/dns-cache.js";
+
+// A resolver over a fixed table (like /etc/hosts) that counts its calls; unknown names fail ENOTFOUND.
+function tableLookup(table: Record<string, string[]>): LookupAll & { calls: string[] } {
+  const calls: string[] = [];
+  const fn = (async (name: string) => {
+    calls.push(name);
+    await new Promise((r) => setImmediate(r));
+    const addrs = table[name];
+    if (!addrs) throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${name}`), { code: "ENOTFOUND" });
+    return addrs.map((address) => ({ address, family: address.includes(":") ? 6 : 4 }));
+  }) as LookupAll & { calls: string[] };
+  fn.calls = calls;
+  return fn;
+}
+
+describe("DnsCache", () => {
+  it("caches answers until the TTL passes", async () => {
+    let now = 1_000;
+    const lookup = tableLookup({ "a.test": ["192.0.2.10", "2001:db8::10"] });
+    const cache = new DnsCache({ ttlMs: 5_000, timeoutMs: 1_000, lookup, now: () => now });
+    expect(await cache.resolve("a.test")).toEqual(["192.0.2.10", "2001:db8::10"]);
+    expect(await cache.resolve("A.TEST")).toEqual(["192.0.2.10", "2001:db8::10"]);
+    expect(lookup.calls).toEqual(["a.test"]);
+    now += 5_001;
+    await cache.resolve("a.test");
+    expect(lookup.calls).toEqual(["a.test", "a.test"]);
+  });
+
+  it("caches failures for the negative TTL", async () => {
+    let now = 0;
+    const lookup = tableLookup({});
+    const cache = new DnsCache({ ttlMs: 60_000, negativeTtlMs: 1_000, timeoutMs: 1_000, lookup, now: () => now });
+    await expect(cache.resolve("gone.test")).rejects.toMatchObject({ name: "DnsLookupError", code: "ENOTFOUND" });
+    await expect(cache.resolve("gone.test")).rejects.toBeInstanceOf(DnsLookupError);
+    expect(lookup.calls).toHaveLength(1);
+    now += 1_001;
+    await expect(cache.resolve("gone.test")).rejects.toBeInstanceOf(DnsLookupError);
+    expect(lookup.calls).toHaveLength(2);
+  });
+
+  it("coalesces concurrent lookups of one name", async () => {
+    const lookup = tableLookup({ "b.test": ["192.0.2.20"] });
+    const cache = new DnsCache({ ttlMs: 1_000, timeoutMs: 1_000, lookup });
+    const answers = await Promise.all([cache.resolve("b.test"), cache.resolve("b.test"), cache.resolve("b.test")]);
+    expect(answers).toEqual([["192.0.2.20"], ["192.0.2.20"], ["192.0.2.20"]]);
+    expect(lookup.calls).toHaveLength(1);
+  });
+
+  it("gives up on a lookup that never answers", async () => {
+    const never: LookupAll = () => new Promise(() => {});
+    const cache = new DnsCache({ ttlMs: 1_000, timeoutMs: 50, lookup: never });
+    await expect(cache.resolve("slow.test")).rejects.toMatchObject({ code: "ETIMEOUT" });
+  });
+
+  it("answers RFC 6761 special-use names without asking the resolver", async () => {
+    const lookup = tableLookup({});
+    const cache = new DnsCache({ ttlMs: 1_000, timeoutMs: 1_000, lookup });
+    await expect(cache.resolve("no-such-host.invalid")).rejects.toMatchObject({ code: "ENOTFOUND" });
+    expect(await cache.resolve("foo.localhost")).toEqual(["127.0.0.1", "::1"]);
+    expect(lookup.calls).toEqual([]);
+  });
+
+  it("stays within maxEntries", async () => {
+    const lookup = tableLookup({ "1.test": ["192.0.2.1"], "2.test": ["192.0.2.2"], "3.test": ["192.0.2.3"] });
+    const cache = new DnsCache({ ttlMs: 60_000, timeoutMs: 1_000, maxEntries: 2, lookup });
+    for (const n of ["1.test", "2.test", "3.test"]) await cache.resolve(n);
+    expect(cache.size).toBe(2);
+    await cache.resolve("1.test"); // evicted first, so looked up again
+    expect(lookup.calls.filter((n) => n === "1.test")).toHaveLength(2);
+  });
+});
