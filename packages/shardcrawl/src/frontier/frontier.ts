@@ -1,0 +1,368 @@
+// One node's frontier in Redis: per-host queues, the ready schedule, leases, the seen filter and
+// the crawl counters. Every operation that changes more than one key is ONE Lua script (lua/), so
+// a crash never leaves half a step. The parse queue and the robots cache are separate classes
+// (parse-queue.ts, robots-cache.ts) over the same keyspace (keys.ts).
+//
+// Times are epoch ms passed in by the caller (default Date.now()), so every process of a node
+// agrees on one clock and tests can drive time. The Redis client belongs to the caller; give it a
+// commandTimeout so no call can hang.
+import type { Redis } from "ioredis";
+import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
+import { BloomHasher, initBloom, type BloomParams, type BloomSizing } from "./bloom.js";
+import { decodeElement } from "./element.js";
+import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
+import { MAX_LINKS_PER_CALL, packLinks, type HashedLink, type QueueCaps } from "./links.js";
+import { encodePage } from "./page-codec.js";
+import { ParseQueue } from "./parse-queue.js";
+import { RobotsCache } from "./robots-cache.js";
+import { Scripts, type ScriptArg } from "./scripts.js";
+
+export interface FrontierOptions {
+  /** Key prefix of this crawl (default "sc:"). */
+  prefix?: string;
+  /** Seen-filter sizing: required on the first start of a crawl, optional on resume (must match if given). */
+  bloom?: BloomSizing;
+  /** Default gap between the end of one request and the start of the next to a host (default 1000). */
+  delayMs?: number;
+  /** Default requests in flight per host (default 1). */
+  hostConcurrency?: number;
+  /** Lease lifetime: longer than the slowest legitimate fetch (default 120 s). */
+  leaseTtlMs?: number;
+  /** Stop leasing when fetched + failed + active leases reaches this (default: no budget). */
+  maxPages?: number;
+  /** Parse queue bound in pages; no leasing while it is full (default 256). */
+  parseQueueMax?: number;
+  /** Queue bound per host; a hot host's extra links are dropped, not queued (default 1,000,000). */
+  maxQueuedPerHost?: number;
+  /** Queue bound for the whole frontier (default 100,000,000). */
+  maxQueuedTotal?: number;
+}
+
+export type LeaseBlock = "budget" | "parse-full";
+
+export interface LeaseBatch {
+  leases: Lease[];
+  /** Why nothing was leased although work may exist: the page budget is used up or the parse queue is full. */
+  blocked?: LeaseBlock;
+}
+
+export interface AddLinksResult {
+  /** New URLs queued. */
+  added: number;
+  /** Already in the seen filter (or a false positive). */
+  seen: number;
+  /** New but refused: the host's or the frontier's queue bound was reached. */
+  dropped: number;
+  /** Unusable links (bad tier, tab in URL, ...), never sent to Redis. */
+  invalid: number;
+}
+
+export interface RequeueOptions {
+  /** Count one more attempt on the URL (retries: yes; after fetching robots.txt first: no). */
+  countAttempt: boolean;
+  /** The host may not start another request before this epoch ms (e.g. Retry-After). */
+  notBefore?: number;
+  /** Reason counted as stats "retry:<reason>". */
+  reason?: string;
+}
+
+export interface HostLimits {
+  /** Delay override in ms (robots Crawl-delay); null clears it. The larger of it and the default applies. */
+  delayMs?: number | null;
+  /** Concurrency for this host; null returns it to the crawl default. */
+  concurrency?: number | null;
+}
+
+export interface HostState {
+  host: string;
+  origin?: string;
+  inFlight: number;
+  nextAt: number;
+  delayMs?: number;
+  concurrency?: number;
+  queued: number;
+  fetched: number;
+  errors: number;
+  errorsByClass: Record<string, number>;
+  requeues: number;
+}
+
+export interface FrontierStats {
+  /** URLs waiting in host queues. */
+  queued: number;
+  /** Hosts with queued URLs. */
+  hostsQueued: number;
+  /** Hosts in the ready schedule (queued work and a free slot). */
+  readyHosts: number;
+  /** Ready hosts whose next start time has come. */
+  dueHosts: number;
+  /** Active leases (requests in flight). */
+  leases: number;
+  parseQueue: number;
+  parseInFlight: number;
+  /** Cumulative counters (seeds, discovered, duplicates, leased, fetched, failed, parsed, err:<class>, ...). */
+  counters: Record<string, number>;
+}
+
+/** A lease as the completion calls need it. */
+export type LeaseRef = Pick<Lease, "id" | "host">;
+
+/** Leases returned to their queues per reap script call (keeps each script call short). */
+const REAP_BATCH = 500;
+/** Largest lease batch per call. */
+const MAX_LEASE_BATCH = 10_000;
+const ERROR_CLASS_RE = /^[a-z0-9-]{1,40}$/;
+
+function toInt(v: unknown): number {
+  const n = typeof v === "number" ? v : Number(v);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function positiveInt(name: string, v: number): number {
+  if (!Number.isSafeInteger(v) || v < 1) throw new RangeError(`frontier: ${name} must be a positive integer, got ${v}`);
+  return v;
+}
+
+function nonNegative(name: string, v: number): number {
+  if (!Number.isFinite(v) || v < 0) throw new RangeError(`frontier: ${name} must be >= 0, got ${v}`);
+  return v;
+}
+
+function epochMs(now: number): number {
+  if (!Number.isFinite(now) || now < 0) throw new RangeError(`frontier: time must be epoch ms, got ${now}`);
+  return Math.floor(now);
+}
+
+export class Frontier {
+  readonly keys: FrontierKeys;
+  readonly hasher: BloomHasher;
+  readonly parse: ParseQueue;
+  readonly robots: RobotsCache;
+  private readonly scripts: Scripts;
+  private readonly delayMs: number;
+  private readonly hostConcurrency: number;
+  private readonly leaseTtlMs: number;
+  private readonly maxPages: number;
+  private readonly parseQueueMax: number;
+  private readonly caps: QueueCaps;
+
+  private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
+    this.keys = keys;
+    this.scripts = scripts;
+    this.hasher = new BloomHasher(bloom);
+    this.delayMs = Math.round(nonNegative("delayMs", opts.delayMs ?? 1000));
+    this.hostConcurrency = positiveInt("hostConcurrency", opts.hostConcurrency ?? 1);
+    this.leaseTtlMs = positiveInt("leaseTtlMs", opts.leaseTtlMs ?? 120_000);
+    this.maxPages = opts.maxPages === undefined ? 0 : positiveInt("maxPages", opts.maxPages);
+    this.parseQueueMax = positiveInt("parseQueueMax", opts.parseQueueMax ?? 256);
+    this.caps = {
+      maxQueuedPerHost: positiveInt("maxQueuedPerHost", opts.maxQueuedPerHost ?? 1_000_000),
+      maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
+    };
+    this.parse = new ParseQueue(redis, keys, scripts, {
+      parseQueueMax: this.parseQueueMax,
+      common: (now) => this.common(now),
+      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps),
+    });
+    this.robots = new RobotsCache(redis, keys);
+  }
+
+  /** Opens (or resumes) the crawl under `opts.prefix`: loads the scripts and checks the seen filter's parameters. */
+  static async open(redis: Redis, opts: FrontierOptions = {}): Promise<Frontier> {
+    const keys = new FrontierKeys(opts.prefix ?? DEFAULT_PREFIX);
+    const scripts = new Scripts(redis);
+    const bloom = await initBloom(redis, scripts, keys, opts.bloom);
+    return new Frontier(redis, bloom, opts, keys, scripts);
+  }
+
+  /** ARGV[1..4] of every host-touching script (lib.lua). */
+  private common(now: number): ScriptArg[] {
+    return [this.keys.prefix, epochMs(now), this.delayMs, this.hostConcurrency];
+  }
+
+  /**
+   * Adds seeds or discovered links: Bloom test-and-set, then new ones go to the tail of their
+   * host/tier queue and the host joins the ready schedule if it has a free slot. One script call
+   * per MAX_LINKS_PER_CALL links (a page's links are one call).
+   */
+  async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
+    const now = opts.now ?? Date.now();
+    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0 };
+    for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
+      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps);
+      result.invalid += packed.invalid;
+      if (packed.args.length === 4) continue;
+      const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
+      result.added += toInt(r[0]);
+      result.seen += toInt(r[1]);
+      result.dropped += toInt(r[2]);
+    }
+    return result;
+  }
+
+  /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */
+  async mightHaveSeen(urls: readonly string[]): Promise<boolean[]> {
+    const out: boolean[] = [];
+    for (let i = 0; i < urls.length; i += MAX_LINKS_PER_CALL) {
+      const args: ScriptArg[] = [this.keys.prefix, this.bloom.k, this.bloom.segmentBits];
+      for (const url of urls.slice(i, i + MAX_LINKS_PER_CALL)) args.push(...this.hasher.positions(url));
+      const r = (await this.scripts.run("bloom_test", args)) as unknown[];
+      for (const v of r) out.push(toInt(v) === 1);
+    }
+    return out;
+  }
+
+  /**
+   * Leases up to `max` URLs, at most one per host, from hosts whose next start time has come
+   * (oldest first). Returns nothing (with `blocked`) when the page budget is used up or the parse
+   * queue is full: fetchers pull, so a full parse queue stops fetching without pushing back.
+   */
+  async lease(max: number, now: number = Date.now()): Promise<LeaseBatch> {
+    const n = Math.min(positiveInt("lease max", max), MAX_LEASE_BATCH);
+    const r = (await this.scripts.run("lease", [...this.common(now), n, this.leaseTtlMs, this.maxPages, this.parseQueueMax])) as unknown[];
+    const status = String(r[0]);
+    if (status !== "ok") return { leases: [], blocked: status as LeaseBlock };
+    const leases: Lease[] = [];
+    for (let i = 1; i + 4 < r.length; i += 5) {
+      const el = decodeElement(String(r[i + 3]));
+      leases.push({
+        id: String(r[i]), host: String(r[i + 1]), tier: toInt(r[i + 2]),
+        url: el.url, depth: el.depth, hops: el.hops, attempt: el.attempt, expiresAt: toInt(r[i + 4]),
+      });
+    }
+    return { leases };
+  }
+
+  /**
+   * Completes a lease at `now` (the END of the response) and pushes the page into the parse queue,
+   * in one step. Returns the page id, or null when the lease had already expired and been reaped
+   * (the URL is queued again; the page is dropped so it is not parsed twice).
+   */
+  async completeWithPage(lease: LeaseRef, page: FetchedPage, now: number = Date.now()): Promise<string | null> {
+    const { meta, body } = encodePage(page);
+    const r = (await this.scripts.run("complete_page", [...this.common(now), lease.id, lease.host, meta, body])) as unknown[];
+    return String(r[0]) === "ok" ? String(r[1]) : null;
+  }
+
+  /**
+   * Completes a lease at `now` and puts its URL back at the HEAD of its queue: after fetching
+   * robots.txt first (countAttempt false) or for a retry (countAttempt true, maybe notBefore).
+   * Returns false when the lease had already been reaped (the URL is back in its queue anyway).
+   */
+  async requeue(lease: LeaseRef, opts: RequeueOptions, now: number = Date.now()): Promise<boolean> {
+    const reason = opts.reason ?? "";
+    if (reason !== "" && !ERROR_CLASS_RE.test(reason)) throw new RangeError(`frontier: invalid requeue reason ${JSON.stringify(reason)}`);
+    const notBefore = opts.notBefore === undefined ? 0 : epochMs(opts.notBefore);
+    const r = await this.scripts.run("complete_requeue", [
+      ...this.common(now), lease.id, lease.host, opts.countAttempt ? "1" : "0", notBefore, reason,
+    ]);
+    return r === "ok";
+  }
+
+  /** Completes a lease at `now` as a recorded failure. Returns false when the lease had already been reaped. */
+  async fail(lease: LeaseRef, errorClass: FetchErrorClass, now: number = Date.now()): Promise<boolean> {
+    if (!ERROR_CLASS_RE.test(errorClass)) throw new RangeError(`frontier: invalid error class ${JSON.stringify(errorClass)}`);
+    const r = await this.scripts.run("complete_failure", [...this.common(now), lease.id, lease.host, errorClass]);
+    return r === "ok";
+  }
+
+  /** Sets a host's delay override (robots Crawl-delay) and/or concurrency, and fixes its ready-schedule entry. */
+  async setHostLimits(host: string, limits: HostLimits, now: number = Date.now()): Promise<void> {
+    const enc = (v: number | null | undefined, name: string, min: number): string => {
+      if (v === undefined) return "";
+      if (v === null) return "-";
+      if (!Number.isFinite(v) || v < min) throw new RangeError(`frontier: ${name} must be >= ${min}, got ${v}`);
+      return String(Math.round(v));
+    };
+    await this.scripts.run("set_host_limits", [
+      ...this.common(now), host, enc(limits.delayMs, "delayMs", 0), enc(limits.concurrency, "concurrency", 1),
+    ]);
+  }
+
+  /**
+   * Returns every lease expired at `now` to the head of its queue (counted as an attempt: a fetch
+   * that outlives its lease failed to finish in time). Returns how many.
+   */
+  async reapExpired(now: number = Date.now()): Promise<number> {
+    return this.returnLeases(now, String(epochMs(now)), true, "reaped");
+  }
+
+  /**
+   * At node start every lease and every parse consumer's in-flight page belongs to a dead run:
+   * returns the leases to their queues (not counted as attempts) and the pages to the parse queue.
+   */
+  async recoverAll(now: number = Date.now()): Promise<{ leases: number; pages: number }> {
+    const leases = await this.returnLeases(now, "+inf", false, "recovered");
+    const pages = await this.parse.recover();
+    return { leases, pages };
+  }
+
+  private async returnLeases(now: number, maxExpiry: string, countAttempt: boolean, counter: string): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const n = toInt(await this.scripts.run("reap", [...this.common(now), maxExpiry, REAP_BATCH, countAttempt ? "1" : "0", counter]));
+      total += n;
+      if (n < REAP_BATCH) return total;
+    }
+  }
+
+  /** A consistent snapshot of gauges and counters. */
+  async stats(now: number = Date.now()): Promise<FrontierStats> {
+    const r = (await this.scripts.run("snapshot", [this.keys.prefix, epochMs(now)])) as unknown[];
+    const flat = (Array.isArray(r[0]) ? r[0] : []) as unknown[];
+    const counters: Record<string, number> = {};
+    for (let i = 0; i + 1 < flat.length; i += 2) counters[String(flat[i])] = toInt(flat[i + 1]);
+    return {
+      queued: counters.queued ?? 0,
+      hostsQueued: counters.hostsQueued ?? 0,
+      readyHosts: toInt(r[1]),
+      dueHosts: toInt(r[2]),
+      leases: toInt(r[3]),
+      parseQueue: toInt(r[4]),
+      parseInFlight: toInt(r[5]),
+      counters,
+    };
+  }
+
+  /** True when the page budget is used up (fetched + failed reached maxPages). */
+  budgetExhausted(s: FrontierStats): boolean {
+    return this.maxPages > 0 && (s.counters.fetched ?? 0) + (s.counters.failed ?? 0) >= this.maxPages;
+  }
+
+  /**
+   * Done: no leases, nothing to parse, and nothing queued -- or the page budget is used up (then
+   * queued URLs stay queued for a later run).
+   */
+  async isDone(now: number = Date.now()): Promise<boolean> {
+    const s = await this.stats(now);
+    return s.leases === 0 && s.parseQueue === 0 && s.parseInFlight === 0 && (s.queued === 0 || this.budgetExhausted(s));
+  }
+
+  /** The state of one host (for status pages and tests), or undefined when the host is unknown. */
+  async hostState(host: string): Promise<HostState | undefined> {
+    const h = await this.redis.hgetall(this.keys.host(host));
+    if (Object.keys(h).length === 0) return undefined;
+    const errorsByClass: Record<string, number> = {};
+    for (const [k, v] of Object.entries(h)) if (k.startsWith("e:")) errorsByClass[k.slice(2)] = toInt(v);
+    return {
+      host,
+      origin: h.o,
+      inFlight: toInt(h.f),
+      nextAt: toInt(h.n),
+      delayMs: h.d === undefined ? undefined : toInt(h.d),
+      concurrency: h.c === undefined ? undefined : toInt(h.c),
+      queued: toInt(h.q),
+      fetched: toInt(h.x),
+      errors: toInt(h.e),
+      errorsByClass,
+      requeues: toInt(h.r),
+    };
+  }
+
+  /** Closes connections this object opened (the caller's client stays open). */
+  async close(): Promise<void> {
+    await this.parse.close();
+  }
+}
+
+export { MAX_LINKS_PER_CALL };

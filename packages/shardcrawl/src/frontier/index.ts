@@ -1,0 +1,17 @@
+// One node's Redis state: host queues, ready schedule, leases, seen filter, robots cache, parse
+// queue and counters. See keys.ts for the keyspace and lua/ for the atomic operations.
+export { Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
+export type {
+  AddLinksResult, FrontierOptions, FrontierStats, HostLimits, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
+} from "./frontier.js";
+export { ParseQueue, MAX_BLOCK_MS } from "./parse-queue.js";
+export type { AckResult, TakenPage } from "./parse-queue.js";
+export { RobotsCache, MAX_ROBOTS_BODY_CHARS } from "./robots-cache.js";
+export type { RobotsCacheEntry, RobotsVerdict } from "./robots-cache.js";
+export { BloomHasher, bloomParamsFor, BLOOM_SCHEME, DEFAULT_BLOOM_SEED, DEFAULT_SEGMENT_BITS } from "./bloom.js";
+export type { BloomParams, BloomSizing } from "./bloom.js";
+export { FrontierKeys, DEFAULT_PREFIX } from "./keys.js";
+export { splitOrigin, encodeSuffix, decodeElement } from "./element.js";
+export type { HashedLink, QueueCaps } from "./links.js";
+export { MAX_QUEUED_URL_LENGTH } from "./links.js";
+export { MAX_QUEUED_BODY_BYTES } from "./page-codec.js";

@@ -1,0 +1,57 @@
+// The Redis keyspace of one crawl on one node. Every key starts with the crawl prefix P (default
+// "sc:"), so one Redis can hold several crawls. The Lua scripts in lua/ build the same names from
+// P (the node's Redis is not a cluster, so scripts may compute key names); keep both in step.
+//
+//   P h:<host>          hash   per-host state, one-letter fields to stay small with millions of hosts:
+//                              o origin ("https://www.d1.test") of the host's first URL
+//                              f requests in flight          n next allowed start (epoch ms)
+//                              d delay override ms (robots Crawl-delay; absent = none)
+//                              c concurrency override (absent = crawl default)
+//                              q URLs queued (all tiers)     x pages fetched
+//                              e failures (all classes)      e:<class> failures of one class
+//                              r requeues (robots-first, retries)
+//   P q<tier>:<host>    list   the host's queue for one tier (0 = highest .. MAX_TIER), FIFO:
+//                              RPUSH at the tail, LPOP at the head, LPUSH to put work back first.
+//                              Element: path+query when the URL has the host's origin, else the full
+//                              URL; then "\t<depth>[,<hops>[,<attempt>]]" only when non-zero.
+//   P ready             zset   hosts that may start a request, scored by the earliest start time;
+//                              a host is here only with queued URLs and a free concurrency slot.
+//   P leases            zset   lease id -> expiry (epoch ms)
+//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"
+//   P leaseseq          string lease id counter
+//   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
+//   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
+//   P robots:<origin>   string JSON robots cache entry, with a TTL
+//   P pq                list   parse queue of page ids (LPUSH by fetchers, consumers take the right end)
+//   P pg:<id>           hash   a fetched page: m = JSON metadata, b = body bytes
+//   P pageseq           string page id counter
+//   P pi:<consumer>     list   page ids a parse consumer has taken and not yet acknowledged
+//   P pc                set    names of parse consumers that ever took a page (for recovery)
+//   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
+//                              dropped:<reason> ...) and gauges (queued, hostsQueued)
+
+export const DEFAULT_PREFIX = "sc:";
+
+export class FrontierKeys {
+  constructor(readonly prefix: string = DEFAULT_PREFIX) {
+    // A prefix must not be empty (keys of different crawls would collide with other data) nor
+    // contain whitespace (it would make key names hard to use from redis-cli).
+    if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(prefix)) {
+      throw new Error(`frontier: invalid key prefix ${JSON.stringify(prefix)} (expected 1-64 of [A-Za-z0-9_.:-])`);
+    }
+  }
+
+  host(host: string): string { return `${this.prefix}h:${host}`; }
+  queue(host: string, tier: number): string { return `${this.prefix}q${tier}:${host}`; }
+  get ready(): string { return `${this.prefix}ready`; }
+  get leases(): string { return `${this.prefix}leases`; }
+  get leaseData(): string { return `${this.prefix}lease`; }
+  get bloomParams(): string { return `${this.prefix}bf:params`; }
+  bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
+  robots(origin: string): string { return `${this.prefix}robots:${origin}`; }
+  get parseQueue(): string { return `${this.prefix}pq`; }
+  page(id: string): string { return `${this.prefix}pg:${id}`; }
+  parseInFlight(consumer: string): string { return `${this.prefix}pi:${consumer}`; }
+  get parseConsumers(): string { return `${this.prefix}pc`; }
+  get stats(): string { return `${this.prefix}stats`; }
+}

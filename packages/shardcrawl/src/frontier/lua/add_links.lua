@@ -1,0 +1,11 @@
+-- add_links.lua: seeds or discovered links -> seen filter + host queues + ready schedule, as ONE
+-- step, so "new link" and "queued" can never disagree after a crash. Prepended with lib.lua.
+-- KEYS: none (names are computed from the prefix; the node's Redis is not a cluster)
+-- ARGV: [1..4] common (lib.lua: prefix, now, default delay, default concurrency)
+--       [5] stats counter credited with the new links ("seeds" | "discovered")
+--       [6..] add_links parameters (lib.lua: k, segment bits, per-host cap, total cap, then links)
+-- Touches: P bf:<i>, P h:<host>, P q<tier>:<host>, P ready, P stats
+-- Returns: {added, seen, dropped}
+local added, seen, dropped = add_links(6)
+if added > 0 then stat(ARGV[5], added) end
+return {added, seen, dropped}

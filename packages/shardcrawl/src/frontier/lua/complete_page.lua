@@ -1,0 +1,16 @@
+-- complete_page.lua: completes a lease at now (the END of the response) and pushes the fetched
+-- page into the parse queue, as ONE step. Prepended with lib.lua.
+-- KEYS: none (names computed from the prefix)
+-- ARGV: [1..4] common (lib.lua); [5] lease id; [6] host (used only if the lease is gone);
+--       [7] page metadata JSON; [8] body bytes
+-- Touches: P lease, P leases, P h:<host>, P ready, P stats, P pageseq, P pg:<id>, P pq
+-- Returns: {'ok', page id} | {'expired'} (lease already reaped: the URL is queued again, the page is dropped)
+local host, hk = release(ARGV[5], ARGV[6])
+if not host then return {'expired'} end
+local id = tostring(redis.call('INCR', P .. 'pageseq'))
+redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
+redis.call('LPUSH', P .. 'pq', id)
+redis.call('HINCRBY', hk, 'x', 1)
+stat('fetched', 1)
+sync_ready(host, hk)
+return {'ok', id}

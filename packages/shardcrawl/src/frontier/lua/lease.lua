@@ -1,0 +1,75 @@
+-- lease.lua: leases up to N URLs at time now, one per due host, oldest ready score first; each
+-- from the host's lowest non-empty tier (FIFO within a tier). Prepended with lib.lua.
+-- Politeness: every lease sets the host's next start to now + delay/c (c = concurrency). With
+-- concurrency 1 the host leaves the ready schedule until the lease completes; with c > 1 and a
+-- free slot it stays, rescheduled at now + delay/c. A host is never leased
+-- before its next allowed time (its score) nor beyond its concurrency.
+-- KEYS: none (names computed from the prefix)
+-- ARGV: [1..4] common (lib.lua); [5] max leases; [6] lease TTL ms;
+--       [7] max pages budget (0 = none; counts fetched + failed + active leases);
+--       [8] parse queue bound (0 = none; no leasing while the parse queue is at or above it)
+-- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P leaseseq, P stats, P pq (read)
+-- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...}; status ok | budget | parse-full
+local want = tonumber(ARGV[5])
+local ttl = tonumber(ARGV[6])
+local max_pages = tonumber(ARGV[7])
+local parse_max = tonumber(ARGV[8])
+if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {'parse-full'} end
+if max_pages > 0 then
+  local s = redis.call('HMGET', K_STATS, 'fetched', 'failed')
+  local used = (tonumber(s[1]) or 0) + (tonumber(s[2]) or 0) + redis.call('ZCARD', K_LEASES)
+  if used >= max_pages then return {'budget'} end
+  if max_pages - used < want then want = max_pages - used end
+end
+local out = {'ok'}
+if want <= 0 then return out end
+local leased = 0
+local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
+for _, host in ipairs(hosts) do
+  local hk = hkey(host)
+  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c')
+  local n = tonumber(v[3]) or 0
+  if n > NOW then
+    -- Repair: a ready score must never be earlier than the host's next allowed start.
+    redis.call('ZADD', K_READY, int(n), host)
+  else
+    local el, tier = nil, 0
+    for t = 0, MAX_TIER do
+      el = redis.call('LPOP', qkey(host, t))
+      if el then tier = t; break end
+    end
+    if not el then
+      -- Repair: the host had nothing queued after all.
+      local q = tonumber(redis.call('HGET', hk, 'q') or '0')
+      if q > 0 then queued_add(hk, -q) end
+      redis.call('ZREM', K_READY, host)
+    else
+      local q = queued_add(hk, -1)
+      local f = redis.call('HINCRBY', hk, 'f', 1)
+      local c = conc_of(v[5])
+      local id = tostring(redis.call('INCR', P .. 'leaseseq'))
+      local exp = NOW + ttl
+      redis.call('ZADD', K_LEASES, int(exp), id)
+      redis.call('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)
+      -- Every start pushes the next one out by delay/c, so any c+1 starts span at least the delay
+      -- even when the host leaves the schedule now (slots full) and a completion re-readies it.
+      local nx = NOW + gap_of(v[4], c)
+      redis.call('HSET', hk, 'n', int(nx))
+      if q <= 0 or f >= c then
+        redis.call('ZREM', K_READY, host)
+      else
+        redis.call('ZADD', K_READY, int(nx), host)
+      end
+      local url = el
+      if v[1] and string.sub(el, 1, 1) == '/' then url = v[1] .. el end
+      out[#out + 1] = id
+      out[#out + 1] = host
+      out[#out + 1] = tostring(tier)
+      out[#out + 1] = url
+      out[#out + 1] = int(exp)
+      leased = leased + 1
+    end
+  end
+end
+if leased > 0 then stat('leased', leased) end
+return out

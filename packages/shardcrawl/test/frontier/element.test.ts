@@ -1,0 +1,88 @@
+// Pure logic: element encoding, URL splitting, Bloom sizing and hashing stability.
+import { describe, expect, it } from "vitest";
+import { BloomHasher, bloomParamsFor, decodeElement, encodeSuffix, FrontierKeys, splitOrigin } from "../../src/frontier/index.js";
+import { invalidLinkReason } from "../../src/frontier/links.js";
+
+describe("splitOrigin", () => {
+  it("splits origin and path+query losslessly", () => {
+    for (const url of ["https://www.d1.test/a/b?c=1", "http://x.test:8080/", "https://[::1]:443/p", "https://a.test/?q", "https://a.test?q", "mailto:x"]) {
+      const { origin, rest } = splitOrigin(url);
+      expect(origin + rest).toBe(url);
+      if (origin !== "") expect(rest.startsWith("/")).toBe(true);
+    }
+    expect(splitOrigin("https://www.d1.test/a?b")).toEqual({ origin: "https://www.d1.test", rest: "/a?b" });
+    expect(splitOrigin("https://a.test?q")).toEqual({ origin: "", rest: "https://a.test?q" });
+  });
+});
+
+describe("element suffix", () => {
+  it("is empty for zeros and minimal otherwise", () => {
+    expect(encodeSuffix(0, 0, 0)).toBe("");
+    expect(encodeSuffix(3, 0, 0)).toBe("\t3");
+    expect(encodeSuffix(3, 2, 0)).toBe("\t3,2");
+    expect(encodeSuffix(0, 0, 1)).toBe("\t0,0,1");
+  });
+  it("round-trips", () => {
+    for (const [d, h, a] of [[0, 0, 0], [5, 0, 0], [1, 2, 0], [0, 0, 7], [12, 3, 4]] as const) {
+      expect(decodeElement(`https://a.test/x${encodeSuffix(d, h, a)}`)).toEqual({ url: "https://a.test/x", depth: d, hops: h, attempt: a });
+    }
+  });
+  it("decodes damaged numbers as 0 instead of throwing", () => {
+    expect(decodeElement("https://a.test/x\tzz,1")).toEqual({ url: "https://a.test/x", depth: 0, hops: 1, attempt: 0 });
+  });
+});
+
+describe("keys", () => {
+  it("rejects unusable prefixes", () => {
+    expect(() => new FrontierKeys("")).toThrow(/prefix/);
+    expect(() => new FrontierKeys("a b")).toThrow(/prefix/);
+    expect(new FrontierKeys("sc:").queue("www.d1.test", 2)).toBe("sc:q2:www.d1.test");
+  });
+});
+
+describe("link validation", () => {
+  const params = { m: 1000, k: 3 };
+  const ok = { url: "https://a.test/x", host: "a.test", tier: 0, depth: 0, hops: 0 };
+  it("accepts a normal link and names what is wrong with bad ones", () => {
+    expect(invalidLinkReason(ok, params)).toBeUndefined();
+    expect(invalidLinkReason({ ...ok, url: "https://a.test/\tx" }, params)).toBe("url-control-char");
+    expect(invalidLinkReason({ ...ok, tier: 9 }, params)).toBe("tier-invalid");
+    expect(invalidLinkReason({ ...ok, host: "" }, params)).toBe("host-invalid");
+    expect(invalidLinkReason({ ...ok, depth: -1 }, params)).toBe("depth-invalid");
+    expect(invalidLinkReason({ ...ok, bloom: [1, 2] }, params)).toBe("bloom-invalid");
+    expect(invalidLinkReason({ ...ok, bloom: [1, 2, 1000] }, params)).toBe("bloom-invalid");
+  });
+});
+
+describe("bloom sizing and hashing", () => {
+  it("sizes m and k from n and p", () => {
+    const b = bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01 });
+    expect(b.m).toBe(Math.ceil((-1_000_000 * Math.log(0.01)) / Math.LN2 ** 2));
+    expect(b.m).toBe(9_585_059);
+    expect(b.k).toBe(7);
+    // A billion URLs needs more than 2^32 bits: several segments.
+    const big = bloomParamsFor({ expectedUrls: 1_000_000_000, falsePositiveRate: 0.01 });
+    expect(big.m).toBeGreaterThan(2 ** 32);
+    expect(() => bloomParamsFor({ expectedUrls: 0, falsePositiveRate: 0.01 })).toThrow(/expectedUrls/);
+    expect(() => bloomParamsFor({ expectedUrls: 10, falsePositiveRate: 1 })).toThrow(/falsePositiveRate/);
+  });
+
+  it("gives stable positions (fixed seed) in range, also above 2^32 bits", () => {
+    const h = new BloomHasher(bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01 }));
+    const a = h.positions("https://www.d1.test/a");
+    // Pinned: a change here means a resumed crawl would look up the wrong bits.
+    expect(a).toEqual(new BloomHasher({ m: 9_585_059, k: 7, seed: 0x5c0ffee }).positions("https://www.d1.test/a"));
+    expect(a).toEqual([4490228, 7067421, 59556, 2636752, 5213951, 7791154, 783303]);
+    const big = new BloomHasher({ m: 9_585_058_378, k: 7, seed: 0x5c0ffee });
+    let above = 0;
+    for (let i = 0; i < 2000; i++) {
+      for (const p of big.positions(`https://h${i}.test/p`)) {
+        expect(p).toBeGreaterThanOrEqual(0);
+        expect(p).toBeLessThan(9_585_058_378);
+        if (p >= 2 ** 32) above++;
+      }
+    }
+    // Uniform positions put ~55% above 2^32; 32-bit base hashes would put (almost) none there.
+    expect(above / 14_000).toBeGreaterThan(0.45);
+  });
+});
