@@ -2,7 +2,7 @@
 // <prefix>-<yyyymmddhhmmss>-<pid>-<seq>.jsonl, written as .jsonl.open and finished like WARC files.
 import { mkdir, unlink } from "node:fs/promises";
 import { StoreWriteError } from "./append-file.js";
-import { type CreatedOutputFile, createOutputFile } from "./file-names.js";
+import { checkPrefix, type CreatedOutputFile, createOutputFile } from "./file-names.js";
 import { BoundedSerialQueue } from "./serial-queue.js";
 import type { PageLogLine } from "../shared/types.js";
 
@@ -65,6 +65,7 @@ export class PageLogWriter {
 
   constructor(opts: PageLogWriterOptions) {
     if (!(opts.maxFileBytes > 0)) throw new RangeError(`maxFileBytes must be > 0, got ${opts.maxFileBytes}`);
+    checkPrefix(opts.prefix);
     this.#opts = opts;
     this.#queue = new BoundedSerialQueue(opts.maxQueuedBytes ?? 16 * 1024 * 1024, `page log ${opts.prefix}`);
   }

@@ -5,7 +5,7 @@ import { mkdir, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { type AppendFile, StoreWriteError } from "./append-file.js";
 import { type CdxFields, cdxjLine, cdxjNameFor, writeCdxjFile } from "./cdxj.js";
-import { type CreatedOutputFile, createOutputFile } from "./file-names.js";
+import { checkPrefix, type CreatedOutputFile, createOutputFile } from "./file-names.js";
 import { BoundedSerialQueue } from "./serial-queue.js";
 import { buildWarcinfo, newRecordId } from "./warc-record.js";
 
@@ -88,6 +88,7 @@ export class WarcFileWriter {
 
   constructor(opts: WarcFileWriterOptions) {
     if (!(opts.maxFileBytes > 0)) throw new RangeError(`maxFileBytes must be > 0, got ${opts.maxFileBytes}`);
+    checkPrefix(opts.prefix);
     this.#opts = opts;
     this.#queue = new BoundedSerialQueue(opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, `WARC writer ${opts.prefix}`);
     this.#maxIndexEntries = opts.maxIndexEntries ?? DEFAULT_MAX_INDEX_ENTRIES;
