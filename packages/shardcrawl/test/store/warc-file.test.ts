@@ -1,7 +1,6 @@
 import { spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { CDXIndexer } from "warcio";
@@ -144,6 +143,19 @@ describe("WarcFileWriter", () => {
     for (const r of refused) expect((r as PromiseRejectedResult).reason).toBeInstanceOf(StoreBusyError);
     const records = await readWithWarcio(finished!.path);
     expect(records.filter((r) => r.type === "response")).toHaveLength(results.length - refused.length);
+  });
+
+  test("records that crossed a worker boundary (structured clone: Buffers become Uint8Arrays) append fine", async () => {
+    const dir = await tempDir("clone");
+    const writer = new WarcFileWriter({ dir, prefix: "clone", maxFileBytes: 1 << 30, warcinfo: WARCINFO });
+    const p = varietyPages()[0]!;
+    // The page travels to the worker and the records travel back, both by structured clone.
+    const built = structuredClone(buildPageRecords(structuredClone(p), { warcinfoId: writer.warcinfoId }));
+    expect(Buffer.isBuffer(built.data)).toBe(false);
+    const loc = await writer.append(built);
+    const f = (await writer.close())!;
+    const got = await readWithWarcio(f.path, { start: loc.offset, end: loc.offset + loc.length - 1 });
+    expect(got[0]!.payload.equals(p.body)).toBe(true);
   });
 
   test("bad appends and appends after close are clear errors", async () => {
