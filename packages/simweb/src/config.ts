@@ -239,7 +239,7 @@ function validate(c: SimwebConfig): void {
   const ps = c.pageSize;
   if (!(ps.min > 0 && ps.min <= ps.median && ps.median <= ps.mean && ps.mean <= ps.max)) fail("pageSize needs 0 < min <= median <= mean <= max");
   const pp = c.pagesPerHost;
-  if (!(pp.min >= 1 && pp.alpha > 0 && pp.max >= pp.min)) fail("pagesPerHost needs min >= 1, alpha > 0, max >= min");
+  if (!(pp.min >= 1 && pp.alpha > 0 && pp.max >= pp.min && pp.max <= 500_000_000)) fail("pagesPerHost needs min >= 1, alpha > 0, min <= max <= 500,000,000");
   if (c.hostPageCap !== null && !(Number.isInteger(c.hostPageCap) && c.hostPageCap >= 1)) fail("hostPageCap must be null or a positive integer");
   if (!(c.treeFanout >= 2 && c.treeFanout <= 64)) fail("treeFanout must be in 2..64");
   if (!(c.outDegree.median >= 0 && c.outDegree.max >= 0)) fail("outDegree must be non-negative");

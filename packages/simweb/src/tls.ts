@@ -6,7 +6,12 @@ import { createSecureContext, type SecureContext } from "node:tls";
 import { generateKeyPairSync } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { generate } from "selfsigned";
+
+/** selfsigned pulls in a large X.509 stack: load it only when a certificate is needed (keeps the CLI quick). */
+async function generate(...args: Parameters<typeof import("selfsigned").generate>): ReturnType<typeof import("selfsigned").generate> {
+  const mod = await import("selfsigned");
+  return mod.generate(...args);
+}
 import { Lru } from "./lru.js";
 
 export interface CaFiles {

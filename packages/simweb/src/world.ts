@@ -11,6 +11,7 @@ import { changeRatePerMs, changeTimesBetween, lastChangeAt } from "./change.js";
 import { decodeUnreservedPercent } from "./normalize.js";
 import { expectedSet, type ExpectedOptions, type ExpectedResult } from "./expected.js";
 import { RobotsBook } from "./robots.js";
+import { Lru } from "./lru.js";
 
 export type Scheme = "http" | "https";
 export type Charset = "utf-8" | "windows-1252";
@@ -121,6 +122,8 @@ export class World {
   private readonly models: HostModel[] = [];
   private readonly byName = new Map<string, number>();
   private readonly sizeSigma: number;
+  /** Page specs are pure functions of (host, id); caching the hot ones makes link walks cheap. */
+  private readonly pageCache = new Lru<number, PageSpec>(100_000);
   readonly robots: RobotsBook;
 
   constructor(config: SimwebConfig) {
@@ -216,6 +219,16 @@ export class World {
   // ---- pages -------------------------------------------------------------------------------
 
   page(h: HostModel, id: number): PageSpec {
+    const key = h.info.index * 1e9 + id; // exact: index < 9e6 and id < 1e9 (pagesPerHost.max is capped below)
+    let p = this.pageCache.get(key);
+    if (!p) {
+      p = this.makePage(h, id);
+      this.pageCache.set(key, p);
+    }
+    return p;
+  }
+
+  private makePage(h: HostModel, id: number): PageSpec {
     const c = this.config;
     const seed = mix(h.seed, 3, id);
     const r = new Rng(seed);
