@@ -253,10 +253,10 @@ function failure(url: string, fetchedAt: string, started: number, errorClass: Fe
 // undici announces each request it writes, with the socket and the exact header block, on this
 // channel, synchronously right after calling the handler's onRequestStart. We remember which
 // collector just started so the announcement can be attributed to it.
-let startingCollector: ResponseCollector | null = null;
+const starting: { collector: ResponseCollector | null } = { collector: null };
 diagnosticsChannel.subscribe("undici:client:sendHeaders", (message) => {
-  const collector = startingCollector;
-  startingCollector = null;
+  const collector = starting.collector;
+  starting.collector = null;
   if (collector === null) return;
   const { headers, socket } = message as { headers: string; socket: Socket };
   collector.noteSent(headers, socket);
@@ -295,9 +295,9 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.controller = controller;
     this.headerBlock = "";
     this.facts = undefined;
-    startingCollector = this;
+    starting.collector = this;
     queueMicrotask(() => {
-      if (startingCollector === this) startingCollector = null;
+      if (starting.collector === this) starting.collector = null;
     });
   }
 

@@ -11,7 +11,8 @@ export interface Tripwire {
 }
 
 export function installLoopbackTripwire(): Tripwire {
-  const original = net.Socket.prototype.connect;
+  // Read without binding: we call it later with the connecting socket as `this`.
+  const original = Reflect.get(net.Socket.prototype, "connect") as unknown as (...a: unknown[]) => net.Socket;
   const attempts: string[] = [];
   net.Socket.prototype.connect = function (this: net.Socket, ...args: unknown[]) {
     const first = args[0];
@@ -21,12 +22,12 @@ export function installLoopbackTripwire(): Tripwire {
       attempts.push(`${host}:${opts.port}`);
       if (!LOOPBACK.test(host)) throw new Error(`tripwire: test tried to connect to non-loopback ${host}`);
     }
-    return (original as (...a: unknown[]) => net.Socket).apply(this, args);
+    return original.apply(this, args);
   } as typeof net.Socket.prototype.connect;
   return {
     attempts,
     uninstall: () => {
-      net.Socket.prototype.connect = original;
+      net.Socket.prototype.connect = original as typeof net.Socket.prototype.connect;
     },
   };
 }
