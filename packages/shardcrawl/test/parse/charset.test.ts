@@ -1,0 +1,110 @@
+import { describe, expect, it } from "vitest";
+import { charsetName, charsetParam, decodeText, detectCharset, looksLikeUtf8 } from "../../src/parse/charset.js";
+
+// Known encodings of short words (checked by decoding them back in the tests below).
+const SJIS_NIHONGO = [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]; // 日本語 in Shift_JIS
+const CP1251_PRIVET = [0xcf, 0xf0, 0xe8, 0xe2, 0xe5, 0xf2]; // Привет in windows-1251
+const EUCKR_HANGUGEO = [0xc7, 0xd1, 0xb1, 0xb9, 0xbe, 0xee]; // 한국어 in EUC-KR
+
+function bytes(...parts: Array<string | number[]>): Buffer {
+  return Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "latin1") : Buffer.from(p))));
+}
+
+describe("charsetParam", () => {
+  it("reads the charset parameter leniently", () => {
+    expect(charsetParam("text/html; charset=UTF-8")).toBe("UTF-8");
+    expect(charsetParam('text/html;Charset="shift_jis"')).toBe("shift_jis");
+    expect(charsetParam("text/html; foo=bar; charset = 'koi8-r' ")).toBe("koi8-r");
+    expect(charsetParam("text/html")).toBeUndefined();
+    expect(charsetParam("text/html; charset=")).toBeUndefined();
+    expect(charsetParam(undefined)).toBeUndefined();
+  });
+});
+
+describe("charsetName", () => {
+  it("maps labels to WHATWG names", () => {
+    expect(charsetName("Latin1")).toBe("windows-1252");
+    expect(charsetName("ISO-8859-1")).toBe("windows-1252");
+    expect(charsetName("SJIS")).toBe("shift_jis");
+    expect(charsetName("utf8")).toBe("utf-8");
+    expect(charsetName("cp1251")).toBe("windows-1251");
+    expect(charsetName("gb2312")).toBe("gbk");
+    expect(charsetName("ks_c_5601-1987")).toBe("euc-kr");
+    expect(charsetName("no-such-charset")).toBeUndefined();
+    expect(charsetName("iso-2022-kr")).toBeUndefined(); // maps to "replacement": not decodable
+  });
+});
+
+describe("detectCharset", () => {
+  it("prefers a byte order mark over the header and <meta>", () => {
+    const body = bytes([0xef, 0xbb, 0xbf], '<meta charset="windows-1251">hi');
+    expect(detectCharset(body, "text/html; charset=shift_jis")).toEqual({ charset: "utf-8", source: "bom" });
+    expect(detectCharset(bytes([0xff, 0xfe], "<\0h\0"), "text/html; charset=utf-8")).toEqual({ charset: "utf-16le", source: "bom" });
+    expect(detectCharset(bytes([0xfe, 0xff], "\0<\0h"), undefined)).toEqual({ charset: "utf-16be", source: "bom" });
+  });
+
+  it("then the Content-Type charset, over <meta>", () => {
+    const body = bytes('<meta charset="windows-1251">', CP1251_PRIVET);
+    expect(detectCharset(body, "text/html; charset=EUC-KR")).toEqual({ charset: "euc-kr", source: "header" });
+  });
+
+  it("ignores an unknown header label and falls through to <meta>", () => {
+    const body = bytes('<meta charset="windows-1251">');
+    expect(detectCharset(body, "text/html; charset=bogus-9")).toEqual({ charset: "windows-1251", source: "meta" });
+  });
+
+  it("finds <meta charset> and <meta http-equiv=content-type> in the first 1024 bytes", () => {
+    expect(detectCharset(bytes("<!doctype html><html><head><META CHARSET=Shift_JIS>"), undefined)).toEqual({ charset: "shift_jis", source: "meta" });
+    expect(
+      detectCharset(bytes(`<meta http-equiv="Content-Type" content="text/html; charset=euc-kr">`), "text/html"),
+    ).toEqual({ charset: "euc-kr", source: "meta" });
+    expect(detectCharset(bytes("<!-- <meta charset=koi8-r> --><meta charset='windows-1251'>"), undefined)).toEqual({
+      charset: "windows-1251",
+      source: "meta",
+    });
+    // <meta charset=utf-16> means utf-8 (the bytes were readable as ASCII); x-user-defined means windows-1252.
+    expect(detectCharset(bytes("<meta charset=utf-16>"), undefined)).toEqual({ charset: "utf-8", source: "meta" });
+  });
+
+  it("does not look past the prescan window", () => {
+    const late = bytes("<!--" + "x".repeat(1100) + "-->", "<meta charset=windows-1251>", CP1251_PRIVET);
+    expect(detectCharset(late, undefined)).toEqual({ charset: "windows-1252", source: "default" });
+    expect(detectCharset(late, undefined, 4096)).toEqual({ charset: "windows-1251", source: "meta" });
+  });
+
+  it("defaults to utf-8 for valid UTF-8 (even cut mid-character) and windows-1252 otherwise", () => {
+    const utf8 = Buffer.from("<p>naïve café 日本語 😀</p>", "utf8");
+    expect(detectCharset(utf8, "text/html")).toEqual({ charset: "utf-8", source: "default" });
+    expect(detectCharset(utf8.subarray(0, utf8.length - 7), undefined)).toEqual({ charset: "utf-8", source: "default" });
+    expect(detectCharset(bytes("plain ascii"), undefined)).toEqual({ charset: "utf-8", source: "default" });
+    expect(detectCharset(bytes("caf", [0xe9], " cr", [0xe8], "me"), undefined)).toEqual({ charset: "windows-1252", source: "default" });
+  });
+
+  it("never uses an encoding it cannot decode", () => {
+    expect(detectCharset(bytes("<meta charset=iso-2022-kr>abc"), undefined)).toEqual({ charset: "utf-8", source: "default" });
+  });
+});
+
+describe("looksLikeUtf8", () => {
+  it("tolerates exactly one incomplete trailing character", () => {
+    const euro = Buffer.from("€", "utf8"); // e2 82 ac
+    expect(looksLikeUtf8(euro.subarray(0, 2))).toBe(true);
+    expect(looksLikeUtf8(Buffer.concat([euro.subarray(0, 2), Buffer.from("a")]))).toBe(false);
+    expect(looksLikeUtf8(Buffer.from([0x80]))).toBe(false);
+    expect(looksLikeUtf8(Buffer.alloc(0))).toBe(true);
+  });
+});
+
+describe("decodeText", () => {
+  it("decodes Shift_JIS, windows-1251 and EUC-KR", () => {
+    expect(decodeText(Buffer.from(SJIS_NIHONGO), "shift_jis")).toBe("日本語");
+    expect(decodeText(Buffer.from(CP1251_PRIVET), "windows-1251")).toBe("Привет");
+    expect(decodeText(Buffer.from(EUCKR_HANGUGEO), "euc-kr")).toBe("한국어");
+  });
+
+  it("drops the BOM and replaces bad bytes instead of failing", () => {
+    expect(decodeText(bytes([0xef, 0xbb, 0xbf], "hi"), "utf-8")).toBe("hi");
+    expect(decodeText(bytes("a", [0xff, 0xfe, 0xfd], "b"), "utf-8")).toBe("a\ufffd\ufffd\ufffdb");
+    expect(decodeText(bytes("x"), "not-an-encoding")).toBe("x");
+  });
+});
