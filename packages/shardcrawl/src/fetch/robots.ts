@@ -53,6 +53,8 @@ export interface RobotsFetchOptions {
   /** Bounds applied to Retry-After. Defaults 1 min .. 24 h. */
   minRetryMs?: number;
   maxRetryMs?: number;
+  /** Time cap for each robots.txt request (default: the client's totalMs). */
+  totalMs?: number;
   now?: () => number;
 }
 
@@ -98,6 +100,7 @@ export async function fetchRobots(
         ["accept", "text/plain,*/*;q=0.5"],
       ],
       maxBodyBytes: ROBOTS_MAX_BYTES,
+      ...(opts.totalMs !== undefined ? { totalMs: opts.totalMs } : {}),
     });
     if (!res.ok) return unreachable(redirects, res.errorClass, res.detail);
     const { status } = res;

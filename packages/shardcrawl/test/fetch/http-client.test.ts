@@ -299,4 +299,40 @@ describe("http client over raw sockets", () => {
     expect(results.every((r) => r.ok && r.status === 200)).toBe(true);
     expect(conns.count()).toBe(1);
   });
+
+  it("resolves names through the DNS cache once, and reports the lookup time on the first request", async () => {
+    const server = http.createServer((_req, res) => res.writeHead(200, { Connection: "close" }).end("ok"));
+    trackConnections(server);
+    const port = await listen(server);
+    const calls: string[] = [];
+    const c = createHttpClient({
+      userAgent: UA,
+      allowPrivate: true,
+      dnsLookup: (name) => {
+        calls.push(name);
+        return Promise.resolve(name === "cached.test" ? [{ address: "127.0.0.1", family: 4 }] : []);
+      },
+    });
+    const first = ok(await c.fetch(`http://cached.test:${port}/1`));
+    const second = ok(await c.fetch(`http://cached.test:${port}/2`));
+    await c.close();
+    await shutdown(server);
+    expect(calls).toEqual(["cached.test"]);
+    expect(first.timings.dns).toBeDefined();
+    // a new connection (the server closed the first), served from the cache
+    expect(second.reusedConnection).toBe(false);
+    expect(second.ip).toBe("127.0.0.1");
+  });
+
+  it("connects to an IPv6 literal when private addresses are allowed", async () => {
+    const server = http.createServer((req, res) => res.end(req.headers.host));
+    trackConnections(server);
+    const port = await listen(server, "::1");
+    const c = createHttpClient({ userAgent: UA, allowPrivate: true });
+    const res = ok(await c.fetch(`http://[::1]:${port}/`));
+    await c.close();
+    await shutdown(server);
+    expect(res.body.toString()).toBe(`[::1]:${port}`);
+    expect(res.ip).toBe("::1");
+  });
 });
