@@ -14,14 +14,11 @@ export class StoreWriteError extends Error {
   readonly path: string;
   readonly rolledBack: boolean;
 
-  constructor(op: string, path: string, cause: unknown, rolledBack: boolean) {
+  constructor(op: string, path: string, cause: unknown, rolledBack: boolean, note?: string) {
     const code = errnoCode(cause) ?? "EUNKNOWN";
     const reason = cause instanceof Error ? cause.message : String(cause);
-    super(
-      `${op} failed on ${path}: ${reason}` +
-        (rolledBack ? " (file rolled back to its last complete record; pause output and retry later)" : ""),
-      { cause },
-    );
+    const tail = rolledBack ? "file rolled back to its last complete record; pause output and retry later" : note;
+    super(`${op} failed on ${path}: ${reason}${tail ? ` (${tail})` : ""}`, { cause });
     this.code = code;
     this.path = path;
     this.rolledBack = rolledBack;
@@ -95,7 +92,7 @@ export class AppendFile {
       await this.#handle.truncate(offset);
       return new StoreWriteError("write", this.path, cause, true);
     } catch {
-      this.#broken = new StoreWriteError("write", this.path, cause, false);
+      this.#broken = new StoreWriteError("write", this.path, cause, false, "rollback failed too; the file is left .open for repair");
       return this.#broken;
     }
   }
@@ -108,7 +105,7 @@ export class AppendFile {
       await this.#handle.sync();
     } catch (err) {
       await this.#handle.close().catch(() => undefined);
-      throw new StoreWriteError("fsync", this.path, err, false);
+      throw new StoreWriteError("fsync", this.path, err, false, "left .open for repair at next start");
     }
     await this.#handle.close();
     await rename(this.path, finalPath);

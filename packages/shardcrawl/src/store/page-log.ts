@@ -91,7 +91,16 @@ export class PageLogWriter {
     return this.#queue.run(data.length, async () => {
       if (this.#closed) throw new Error(`page log ${this.#opts.prefix} is closed`);
       const cur = await this.#fileWithRoom();
-      await cur.file.append(data);
+      try {
+        await cur.file.append(data);
+      } catch (err) {
+        // Not rolled back: leave that file .open for repair and start a new one next time.
+        if (err instanceof StoreWriteError && !err.rolledBack && this.#current === cur) {
+          this.#current = null;
+          await cur.file.abandon().catch(() => undefined);
+        }
+        throw err;
+      }
       cur.lines += lines.length;
       this.#stats.linesWritten += lines.length;
       this.#stats.bytesWritten += data.length;
@@ -135,7 +144,7 @@ export class PageLogWriter {
     } catch (err) {
       await cur.file.abandon().catch(() => undefined);
       if (err instanceof StoreWriteError) throw err;
-      throw new StoreWriteError(`finishing ${cur.name} (left as .open for repair at next start)`, cur.file.path, err, false);
+      throw new StoreWriteError(`finishing ${cur.name}`, cur.file.path, err, false, "left .open for repair at next start");
     }
     const finished = { path: cur.finalPath, name: cur.name, bytes: cur.file.size, lines: cur.lines };
     this.#stats.filesFinished += 1;

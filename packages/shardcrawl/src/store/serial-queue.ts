@@ -30,9 +30,12 @@ export class BoundedSerialQueue {
     return this.#length;
   }
 
-  /** Queues `task`; one operation is always admitted when the queue is empty, whatever its size. */
+  /**
+   * Queues `task`; one operation is always admitted when the queue is empty, whatever its size,
+   * and so are zero-byte operations (rotate, close).
+   */
   run<T>(bytes: number, task: () => Promise<T>): Promise<T> {
-    if (this.#length > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes) {
+    if (bytes > 0 && this.#length > 0 && this.#queuedBytes + bytes > this.maxQueuedBytes) {
       return Promise.reject(
         new StoreBusyError(
           `${this.what}: ${this.#queuedBytes} bytes already queued (limit ${this.maxQueuedBytes}); await appends before adding more`,

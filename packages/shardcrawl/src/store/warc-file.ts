@@ -139,7 +139,7 @@ export class WarcFileWriter {
     return this.#queue.run(data.length, async () => {
       if (this.#closed) throw new Error(`WARC writer ${this.#opts.prefix} is closed`);
       const target = await this.#fileFor(input.warcinfoId);
-      const offset = await target.file.append(data);
+      const offset = await target.file.append(data).catch((err: unknown) => this.#dropIfBroken(target, err));
       this.#stats.bytesWritten += data.length;
       if (responseOffset !== undefined && responseLength !== undefined) {
         const location = { file: target.name, offset: offset + responseOffset, length: responseLength };
@@ -161,6 +161,15 @@ export class WarcFileWriter {
       this.#closed = true;
       return this.#finishCurrent();
     });
+  }
+
+  /** A file that could not be rolled back after a failed write is left .open for repair; the next append starts a new one. */
+  async #dropIfBroken(target: OpenWarc, err: unknown): Promise<never> {
+    if (err instanceof StoreWriteError && !err.rolledBack && this.#current === target) {
+      this.#current = null;
+      await target.file.abandon().catch(() => undefined);
+    }
+    throw err;
   }
 
   #isFull(cur: OpenWarc): boolean {
@@ -223,7 +232,7 @@ export class WarcFileWriter {
     } catch (err) {
       await cur.file.abandon().catch(() => undefined);
       if (err instanceof StoreWriteError) throw err;
-      throw new StoreWriteError(`finishing ${cur.name} (left as .open for repair at next start)`, cur.file.path, err, false);
+      throw new StoreWriteError(`finishing ${cur.name}`, cur.file.path, err, false, "left .open for repair at next start");
     }
     const finished: FinishedWarcFile = {
       path: cur.finalPath,

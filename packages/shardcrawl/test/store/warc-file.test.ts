@@ -132,6 +132,17 @@ describe("WarcFileWriter", () => {
     expect(seenUrls).toEqual(pages.map((p) => p.url));
   });
 
+  test("the index of the open file is bounded too: maxIndexEntries rotates the file", async () => {
+    const dir = await tempDir("entries");
+    const writer = new WarcFileWriter({ dir, prefix: "ent", maxFileBytes: 1 << 30, warcinfo: WARCINFO, maxIndexEntries: 3 });
+    const locations: WarcLocation[] = [];
+    for (const p of manyPages(7, 9)) locations.push(await writer.append(buildPageRecords(p, { warcinfoId: writer.warcinfoId })));
+    await writer.close();
+    const perFile = new Map<string, number>();
+    for (const l of locations) perFile.set(l.file, (perFile.get(l.file) ?? 0) + 1);
+    expect([...perFile.values()]).toEqual([3, 3, 1]);
+  });
+
   test("an append beyond the queue bound is refused with StoreBusyError; the others are written", async () => {
     const dir = await tempDir("busy");
     const writer = new WarcFileWriter({ dir, prefix: "busy", maxFileBytes: 1 << 30, warcinfo: WARCINFO, maxQueuedBytes: 50_000 });
