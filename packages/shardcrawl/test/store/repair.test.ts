@@ -1,6 +1,6 @@
 import { mkdir, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { gzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import fc from "fast-check";
 import { beforeAll, describe, expect, test } from "vitest";
 import { repairOutputDir } from "../../src/store/repair.js";
@@ -113,6 +113,9 @@ describe("repair of a WARC file cut by a crash", () => {
     const corrupt = Buffer.from(original.bytes);
     corrupt[a + Math.floor((b - a) / 2)]! ^= 0xff;
     await writeFile(join(out, "flip-20240101000000-1-00001.warc.gz.open"), corrupt);
+    const before = await verifyWarcFile(join(out, "half-20240101000000-1-00001.warc.gz.open"));
+    expect(before).toMatchObject({ ok: false, records: 3, validBytes: b });
+    expect(before.errors[0]).toMatch(/block incomplete/);
     const report = await repairOutputDir(out, { skipLiveWriters: false });
     expect(report.errors).toEqual([]);
     const byName = new Map(report.warcFiles.map((f) => [f.path.slice(out.length + 1), f]));
@@ -124,6 +127,19 @@ describe("repair of a WARC file cut by a crash", () => {
       expect((await verifyWarcFile(f.finalPath!)).ok).toBe(true);
       expect((await readWithWarcio(f.finalPath!)).length).toBe(f.kept);
     }
+  });
+
+  test("verifyWarcFile catches a record whose bytes changed under an intact gzip member", async () => {
+    const out = await tempDir("verify");
+    const built = buildPageRecords(page({ body: Buffer.from("original body") }));
+    const response = gunzipSync(built.data.subarray(built.responseOffset));
+    const at = response.indexOf("original body");
+    response[at] = "O".charCodeAt(0);
+    const path = join(out, "tampered.warc.gz");
+    await writeFile(path, Buffer.concat([built.data.subarray(0, built.responseOffset), gzipSync(response)]));
+    const v = await verifyWarcFile(path);
+    expect(v.ok).toBe(false);
+    expect(v.errors.join("\n")).toMatch(/WARC-Block-Digest mismatch[^]*WARC-Payload-Digest mismatch/);
   });
 
   test("leaves finished files, live writers' files and missing folders alone; removes stray index temp files", async () => {
