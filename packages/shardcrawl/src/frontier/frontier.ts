@@ -11,7 +11,7 @@ import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
 import { BloomHasher, initBloom, type BloomParams, type BloomSizing } from "./bloom.js";
 import { decodeElement } from "./element.js";
 import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
-import { MAX_LINKS_PER_CALL, packLinks, type HashedLink, type QueueCaps } from "./links.js";
+import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type QueueCaps } from "./links.js";
 import { encodePage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
@@ -191,7 +191,7 @@ export class Frontier {
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
       const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps);
       result.invalid += packed.invalid;
-      if (packed.args.length === 4) continue;
+      if (packed.count === 0) continue;
       const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
       result.added += toInt(r[0]);
       result.seen += toInt(r[1]);
@@ -204,9 +204,11 @@ export class Frontier {
   async mightHaveSeen(urls: readonly string[]): Promise<boolean[]> {
     const out: boolean[] = [];
     for (let i = 0; i < urls.length; i += MAX_LINKS_PER_CALL) {
-      const args: ScriptArg[] = [this.keys.prefix, this.bloom.k, this.bloom.segmentBits];
-      for (const url of urls.slice(i, i + MAX_LINKS_PER_CALL)) args.push(...this.hasher.positions(url));
-      const r = (await this.scripts.run("bloom_test", args)) as unknown[];
+      const batch = urls.slice(i, i + MAX_LINKS_PER_CALL);
+      const rec = 6 * this.bloom.k;
+      const blob = Buffer.allocUnsafe(batch.length * rec);
+      batch.forEach((url, j) => writePositions(blob, j * rec, this.hasher.positions(url)));
+      const r = (await this.scripts.run("bloom_test", [this.keys.prefix, this.bloom.segmentBits, this.bloom.k, blob])) as unknown[];
       for (const v of r) out.push(toInt(v) === 1);
     }
     return out;

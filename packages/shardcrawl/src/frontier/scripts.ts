@@ -51,11 +51,16 @@ function loadSources(): Map<ScriptName, string> {
 const commandName = (name: ScriptName) => `shardcrawlFrontier_${name}`;
 const defined = new WeakSet<Redis>();
 
-type Command = (...args: ScriptArg[]) => Promise<unknown>;
+// ioredis flattens one level of array arguments; passing the ARGV as ONE array avoids spreading
+// tens of thousands of arguments onto the JS call stack.
+type Command = (args: ScriptArg[]) => Promise<unknown>;
 
 /** Runs the frontier's scripts on one client. All arguments are ARGV (no KEYS: see keys.ts). */
 export class Scripts {
   constructor(private readonly redis: Redis) {
+    // Lua computes key names from our own prefix; an ioredis keyPrefix would apply to direct
+    // commands only and split the keyspace in two.
+    if (redis.options.keyPrefix) throw new Error("frontier: use a Redis client without keyPrefix (the frontier has its own prefix)");
     if (defined.has(redis)) return;
     for (const [name, lua] of loadSources()) redis.defineCommand(commandName(name), { numberOfKeys: 0, lua });
     defined.add(redis);
@@ -69,11 +74,11 @@ export class Scripts {
 
   /** Runs a script; bulk replies come back as strings. */
   run(name: ScriptName, args: ScriptArg[]): Promise<unknown> {
-    return this.command(commandName(name))(...args);
+    return this.command(commandName(name))(args);
   }
 
   /** Runs a script; bulk replies come back as Buffers (for page bodies). */
   runBuffer(name: ScriptName, args: ScriptArg[]): Promise<unknown> {
-    return this.command(`${commandName(name)}Buffer`)(...args);
+    return this.command(`${commandName(name)}Buffer`)(args);
   }
 }

@@ -4,7 +4,6 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
-import type { Lease } from "../../src/shared/types.js";
 import { checkInvariants, link, page, sleep } from "./helpers.js";
 
 let server: TestRedis;

@@ -3,7 +3,7 @@
 -- KEYS: none (names are computed from the prefix; the node's Redis is not a cluster)
 -- ARGV: [1..4] common (lib.lua: prefix, now, default delay, default concurrency)
 --       [5] stats counter credited with the new links ("seeds" | "discovered")
---       [6..] add_links parameters (lib.lua: k, segment bits, per-host cap, total cap, then links)
+--       [6..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
 -- Touches: P bf:<i>, P h:<host>, P q<tier>:<host>, P ready, P stats
 -- Returns: {added, seen, dropped}
 local added, seen, dropped = add_links(6)

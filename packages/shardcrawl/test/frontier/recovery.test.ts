@@ -1,0 +1,180 @@
+// Nothing is lost: the reaper returns expired leases, recoverAll returns a dead run's leases and
+// parse in-flight pages, the parse queue survives a consumer crash, and add-links is atomic.
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
+import { checkInvariants, link, page, sleep } from "./helpers.js";
+
+let server: TestRedis;
+let redis: Redis;
+let n = 0;
+const bloom = { expectedUrls: 100_000, falsePositiveRate: 0.0001 };
+const open = (opts: FrontierOptions = {}) => Frontier.open(redis, { prefix: `r${++n}:`, bloom, ...opts });
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+/** Leases, fetches and parses until the crawl is done; returns every URL that reached the parse stage. */
+async function drain(f: Frontier, consumer: string, start: number): Promise<string[]> {
+  const parsed: string[] = [];
+  for (let t = start; !(await f.isDone(t)); t++) {
+    const { leases } = await f.lease(100, t);
+    for (const l of leases) await f.completeWithPage(l, page(l.url), t);
+    for (const p of await f.parse.take(consumer, 100)) {
+      parsed.push(p.page!.url);
+      await f.parse.ack(consumer, p.id, [], { now: t });
+    }
+    if (t - start > 100_000) throw new Error("drain did not finish");
+  }
+  return parsed;
+}
+
+describe("reaper", () => {
+  it("returns expired leases to the head of their queues with one more attempt, and nothing is lost", async () => {
+    const f = await open({ delayMs: 0, leaseTtlMs: 1000 });
+    const urls = Array.from({ length: 30 }, (_, i) => `https://h${i % 6}.test/p${i}`);
+    await f.addLinks(urls.map((u) => link(u)), { now: 0 });
+    const { leases } = await f.lease(100, 10);
+    expect(leases).toHaveLength(6);
+    expect(await f.reapExpired(1009)).toBe(0);
+    expect(await f.reapExpired(1010)).toBe(6);
+    await checkInvariants(redis, f);
+    const s = await f.stats(1010);
+    expect(s.leases).toBe(0);
+    expect(s.counters.reaped).toBe(6);
+    // Each host's reaped URL comes back first, with attempt 1.
+    const again = (await f.lease(100, 1011)).leases;
+    expect(new Set(again.map((l) => l.url))).toEqual(new Set(leases.map((l) => l.url)));
+    expect(again.every((l) => l.attempt === 1)).toBe(true);
+    // The fetcher that held an expired lease completes late: the page is dropped (the URL is queued again).
+    expect(await f.completeWithPage(leases[0]!, page(leases[0]!.url), 1012)).toBeNull();
+    for (const l of again) await f.completeWithPage(l, page(l.url), 1012);
+    // Every URL is parsed exactly once in the end.
+    const parsed = await drain(f, "p", 1013);
+    expect(parsed.sort()).toEqual(urls.slice().sort());
+  });
+
+  it("reaps in batches larger than one script call", async () => {
+    const f = await open({ delayMs: 0, leaseTtlMs: 10, hostConcurrency: 1 });
+    await f.addLinks(Array.from({ length: 1200 }, (_, i) => link(`https://h${i}.test/`)), { now: 0 });
+    expect((await f.lease(10_000, 1)).leases).toHaveLength(1200);
+    expect(await f.reapExpired(100)).toBe(1200);
+    await checkInvariants(redis, f);
+  });
+});
+
+describe("recoverAll after a crash", () => {
+  it("returns a dead run's leases and parse in-flight pages; the next run loses nothing", async () => {
+    const prefix = `crash${++n}:`;
+    const urls = Array.from({ length: 40 }, (_, i) => `https://h${i % 8}.test/p${i}`);
+    // Run 1: seeds, some leases completed with pages, some pages taken by a parser, then "crash".
+    const run1 = await Frontier.open(redis, { prefix, bloom, delayMs: 0 });
+    await run1.addLinks(urls.map((u) => link(u)), { now: 0, kind: "seeds" });
+    const first = (await run1.lease(100, 1)).leases;
+    for (const l of first.slice(0, 5)) await run1.completeWithPage(l, page(l.url), 2);
+    const taken = await run1.parse.take("parser-1", 3);
+    expect(taken).toHaveLength(3);
+    const second = (await run1.lease(100, 3)).leases;
+    expect(second.length).toBeGreaterThan(0);
+    const before = await run1.stats(3);
+    expect(before.leases).toBe(3 + second.length);
+    expect(before.parseInFlight).toBe(3);
+    // Run 2 on a new connection: a restarted node.
+    const client2 = server.client();
+    const run2 = await Frontier.open(client2, { prefix, delayMs: 0 });
+    expect(await run2.recoverAll(10)).toEqual({ leases: 3 + second.length, pages: 3 });
+    await checkInvariants(client2, run2);
+    const s = await run2.stats(10);
+    expect(s).toMatchObject({ leases: 0, parseInFlight: 0, parseQueue: 5 });
+    const parsed = await drain(run2, "parser-1", 11);
+    expect(parsed.sort()).toEqual(urls.slice().sort());
+    const end = await run2.stats();
+    expect(end.counters).toMatchObject({ seeds: 40, fetched: 40, parsed: 40, recovered: 3 + second.length, parseRecovered: 3 });
+  });
+});
+
+describe("parse queue", () => {
+  it("take, crash, recover, ack: every page parsed once acknowledged, stale acks change nothing", async () => {
+    const f = await open({ delayMs: 0 });
+    await f.addLinks(Array.from({ length: 6 }, (_, i) => link(`https://h${i}.test/`)), { now: 0, kind: "seeds" });
+    for (const l of (await f.lease(10, 1)).leases) await f.completeWithPage(l, page(l.url, `body of ${l.url}`), 2);
+    expect(await f.parse.depth()).toBe(6);
+    const c1 = await f.parse.take("c1", 2);
+    // Oldest first.
+    expect(c1.map((p) => p.page?.url)).toEqual(["https://h0.test/", "https://h1.test/"]);
+    expect(c1[0]!.page!.body.toString()).toBe("body of https://h0.test/");
+    const c2 = await f.parse.take("c2", 10);
+    expect(c2).toHaveLength(4);
+    expect((await f.stats()).parseInFlight).toBe(6);
+    // c1 crashes; its pages go back to the front of the queue.
+    expect(await f.parse.recover("c1")).toBe(2);
+    expect(await f.parse.inFlight("c1")).toEqual([]);
+    const c3 = await f.parse.take("c3", 10);
+    expect(c3.map((p) => p.page?.url)).toEqual(["https://h0.test/", "https://h1.test/"]);
+    // A late ack from the crashed consumer is refused and deletes nothing.
+    expect((await f.parse.ack("c1", c1[0]!.id, [link("https://new.test/")])).acked).toBe(false);
+    expect(await redis.exists(f.keys.page(c1[0]!.id))).toBe(1);
+    for (const p of c3) {
+      expect(await f.parse.ack("c3", p.id, [link(`https://new.test/${p.id}`, 1, 1)])).toMatchObject({ acked: true, added: 1 });
+      expect(await redis.exists(f.keys.page(p.id))).toBe(0);
+    }
+    for (const p of c2) await f.parse.ack("c2", p.id, [], { parseError: "decode-error" });
+    const s = await f.stats();
+    expect(s).toMatchObject({ parseQueue: 0, parseInFlight: 0, queued: 2 });
+    expect(s.counters).toMatchObject({ seeds: 6, parsed: 6, discovered: 2, staleAcks: 1, "parseErr:decode-error": 4 });
+  });
+
+  it("a blocking take wakes up for a page pushed meanwhile, and times out empty", async () => {
+    const f = await open({ delayMs: 0 });
+    expect(await f.parse.take("b", 5, { blockMs: 100 })).toEqual([]);
+    await f.addLinks([link("https://a.test/")], { now: 0 });
+    const l = (await f.lease(1, 1)).leases[0]!;
+    const waiting = f.parse.take("b", 5, { blockMs: 5000 });
+    await sleep(50);
+    await f.completeWithPage(l, page(l.url), 2);
+    const got = await waiting;
+    expect(got.map((p) => p.page?.url)).toEqual(["https://a.test/"]);
+    expect(await f.parse.inFlight("b")).toEqual([got[0]!.id]);
+    await f.close();
+  });
+
+  it("hands over a damaged page with the reason instead of throwing", async () => {
+    const f = await open({ delayMs: 0 });
+    await redis.hset(f.keys.page("999"), "m", "{not json", "b", "x");
+    await redis.lpush(f.keys.parseQueue, "999");
+    const [p] = await f.parse.take("d", 1);
+    expect(p).toMatchObject({ id: "999", page: null });
+    expect((p as { error: string }).error).toMatch(/not JSON/);
+    expect((await f.parse.ack("d", "999", [])).acked).toBe(true);
+  });
+});
+
+describe("add-links atomicity", () => {
+  it("concurrent overlapping batches queue each URL once and the counts agree", async () => {
+    const f = await open({ delayMs: 0 });
+    const urls = Array.from({ length: 8000 }, (_, i) => `https://h${i % 50}.test/page/${i}`);
+    // Four clients add shuffled, overlapping batches at the same time.
+    const clients = [redis, server.client(), server.client(), server.client()];
+    const fs = await Promise.all(clients.map((c) => Frontier.open(c, { prefix: f.keys.prefix, delayMs: 0 })));
+    const results = await Promise.all(fs.map(async (fi, w) => {
+      const mine = urls.filter((_, i) => (i + w) % 4 !== 0).sort(() => Math.random() - 0.5);
+      let added = 0;
+      for (let i = 0; i < mine.length; i += 250) added += (await fi.addLinks(mine.slice(i, i + 250).map((u) => link(u)))).added;
+      return added;
+    }));
+    const added = results.reduce((a, b) => a + b, 0);
+    const elements = await checkInvariants(redis, f);
+    expect(elements.length).toBe(added);
+    expect(new Set(elements).size).toBe(elements.length);
+    expect((await f.stats()).counters.discovered).toBe(added);
+    // With p = 1e-4 at most a handful of URLs can be lost to false positives.
+    expect(added).toBeGreaterThan(urls.length - 10);
+    expect(added).toBeLessThanOrEqual(urls.length);
+  });
+});
