@@ -35,7 +35,7 @@ function codingOf(token: string): Coding | "identity" | null {
 
 /**
  * Parse Content-Encoding header values (possibly several headers, possibly "gzip, br") into the list
- * of codings in the order they were applied. Null plus the offending token when one is unknown.
+ * of codings in the order they were applied, or the first unknown token.
  */
 export function parseContentEncoding(values: readonly string[]): { codings: Coding[] } | { unknown: string } {
   const codings: Coding[] = [];

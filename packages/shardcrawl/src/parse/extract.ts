@@ -42,7 +42,11 @@ export interface Extracted {
   noindex: boolean;
   nofollow: boolean;
   links: string[];
-  /** Counts of unique hrefs dropped: nofollow, invalid, scheme, too-long, self, duplicate, cap. */
+  /**
+   * Unique hrefs dropped, by reason: nofollow, invalid, scheme, too-long, self (the page itself),
+   * duplicate (another spelling of a kept link), cap (over maxLinks; raw hrefs beyond the collection
+   * bound are counted per occurrence).
+   */
   droppedLinks: Record<string, number>;
   /** Visible text, whitespace collapsed, capped at maxTextChars. */
   text: string;
@@ -231,7 +235,14 @@ class Collector implements TokenizerCallbacks {
   }
 
   private kindOf(start: number, end: number): number {
-    if (end - start > MAX_KNOWN_TAG_LENGTH) return K_OTHER;
+    const length = end - start;
+    if (length > MAX_KNOWN_TAG_LENGTH) return K_OTHER;
+    if (length === 1) {
+      // The commonest tags (a, p, b, i ...) without slicing a string.
+      const c = this.html.charCodeAt(start) | 0x20;
+      if (c === 0x61) return K_A;
+      return c === 0x62 || c === 0x69 || c === 0x71 || c === 0x73 || c === 0x75 ? K_INLINE : K_OTHER;
+    }
     let name = this.html.slice(start, end);
     const kind = TAG_KINDS.get(name);
     if (kind !== undefined) return kind;
