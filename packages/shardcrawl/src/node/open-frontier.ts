@@ -1,0 +1,192 @@
+// The node's view of its Redis state: the Frontier (queues, leases, seen filter, parse queue,
+// robots cache) configured from the NodeConfig, plus the crawl scope, which the node stores
+// beside the frontier so a resumed crawl (or a restarted parser) knows it without the seed file.
+//
+// Keys this module adds (prefix P as in frontier/keys.ts):
+//   P scope:mode   string  "domains" | "hosts" | "any"
+//   P scope:keys   set     registrable domains (mode domains) or hosts (mode hosts) of the seeds
+import type { Redis } from "ioredis";
+import { Frontier, type FrontierStats, type HashedLink, type TakenPage } from "../frontier/index.js";
+import type { RobotsEntry } from "../fetch/robots.js";
+import { hostOf } from "../url/normalize.js";
+import { registrableDomain, type ScopeMode } from "../url/scope.js";
+import type { NodeConfig } from "./config.js";
+import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
+import type { DiscoveredLink } from "../shared/types.js";
+
+export interface ScopeSpec {
+  mode: ScopeMode;
+  keys: string[];
+}
+
+/** Flat numbers for progress, status and the summary. */
+export interface NodeStats {
+  fetched: number;
+  parsed: number;
+  failed: number;
+  errors: number;
+  robotsDisallowed: number;
+  discovered: number;
+  outOfScope: number;
+  queued: number;
+  hostsQueued: number;
+  readyHosts: number;
+  dueHosts: number;
+  leases: number;
+  parseQueue: number;
+  parseInFlight: number;
+  counters: Record<string, number>;
+}
+
+export function scopeAllows(spec: ScopeSpec): (host: string) => boolean {
+  if (spec.mode === "any") return () => true;
+  const keys = new Set(spec.keys);
+  return spec.mode === "hosts" ? (h) => keys.has(h) : (h) => keys.has(registrableDomain(h));
+}
+
+export class NodeFrontier {
+  constructor(
+    readonly frontier: Frontier,
+    private readonly redis: Redis,
+    private readonly prefix: string,
+  ) {}
+
+  // --- seeds and scope -------------------------------------------------------------------
+  async saveScope(mode: ScopeMode, seeds: string[]): Promise<void> {
+    const keys = new Set<string>();
+    for (const s of seeds) {
+      const h = hostOf(s);
+      if (h) keys.add(mode === "domains" ? registrableDomain(h) : h);
+    }
+    const multi = this.redis.multi().set(`${this.prefix}scope:mode`, mode);
+    const list = [...keys];
+    for (let i = 0; i < list.length; i += 10_000) multi.sadd(`${this.prefix}scope:keys`, ...list.slice(i, i + 10_000));
+    await multi.exec();
+  }
+
+  async hasScope(): Promise<boolean> {
+    return (await this.redis.exists(`${this.prefix}scope:mode`)) === 1;
+  }
+
+  async loadScope(): Promise<ScopeSpec> {
+    const mode = ((await this.redis.get(`${this.prefix}scope:mode`)) ?? "domains") as ScopeMode;
+    const keys: string[] = [];
+    let cursor = "0";
+    do {
+      const [next, batch] = await this.redis.sscan(`${this.prefix}scope:keys`, cursor, "COUNT", 10_000);
+      keys.push(...batch);
+      cursor = next;
+    } while (cursor !== "0");
+    return { mode, keys };
+  }
+
+  /** Adds seeds (tier 0, depth 0); the seen filter makes re-adding them on resume harmless. */
+  async addSeeds(urls: string[], now: number): Promise<number> {
+    const links: DiscoveredLink[] = [];
+    for (const url of urls) {
+      const host = hostOf(url);
+      if (host) links.push({ url, host, tier: 0, depth: 0, hops: 0 });
+    }
+    const r = await this.frontier.addLinks(links, { now, kind: "seeds" });
+    return r.added;
+  }
+
+  // --- fetcher side ----------------------------------------------------------------------
+  async lease(max: number, now: number): Promise<Lease[]> {
+    return (await this.frontier.lease(max, now)).leases;
+  }
+
+  async parseQueueHasRoom(): Promise<boolean> {
+    return this.frontier.parse.hasRoom();
+  }
+
+  /** Milliseconds until the earliest ready host is due (null when no host is ready). */
+  async msUntilNextDue(now: number): Promise<number | null> {
+    const r = await this.redis.zrange(this.frontier.keys.ready, 0, 0, "WITHSCORES");
+    return r.length < 2 ? null : Math.max(0, Number(r[1]) - now);
+  }
+
+  async getRobots(origin: string): Promise<RobotsEntry | null> {
+    return ((await this.frontier.robots.get(origin)) as RobotsEntry | undefined) ?? null;
+  }
+
+  async setRobots(origin: string, entry: RobotsEntry, ttlMs: number): Promise<void> {
+    await this.frontier.robots.set(origin, entry, ttlMs);
+  }
+
+  async setHostDelay(host: string, delayMs: number): Promise<void> {
+    await this.frontier.setHostLimits(host, { delayMs });
+  }
+
+  /** Puts the URL back at the head of its queue without counting an attempt (robots.txt came first). */
+  async requeue(lease: Lease, now: number): Promise<void> {
+    await this.frontier.requeue(lease, { countAttempt: false }, now);
+  }
+
+  async fail(lease: Lease, now: number, opts: { requested: boolean; errorClass: FetchErrorClass }): Promise<void> {
+    // No request went out (robots said no): the host's politeness clock is not advanced.
+    await this.frontier.fail(lease, opts.errorClass, opts.requested ? now : now - 1_000_000_000);
+  }
+
+  async completeWithPage(lease: Lease, now: number, page: FetchedPage): Promise<void> {
+    await this.frontier.completeWithPage(lease, page, now);
+  }
+
+  // --- parser side -----------------------------------------------------------------------
+  async recoverParseConsumer(consumer: string): Promise<number> {
+    return this.frontier.parse.recover(consumer);
+  }
+
+  async takePages(consumer: string, max: number, blockMs: number): Promise<TakenPage[]> {
+    return this.frontier.parse.take(consumer, max, { blockMs });
+  }
+
+  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { outOfScope: number; error: string | null }): Promise<void> {
+    if (opts.outOfScope > 0) await this.redis.hincrby(this.frontier.keys.stats, "outOfScope", opts.outOfScope);
+    await this.frontier.parse.ack(consumer, id, links, opts.error ? { parseError: opts.error } : {});
+  }
+
+  // --- supervisor side -------------------------------------------------------------------
+  async recoverAll(): Promise<{ leases: number; pages: number }> {
+    return this.frontier.recoverAll();
+  }
+
+  async reap(now: number): Promise<number> {
+    return this.frontier.reapExpired(now);
+  }
+
+  async stats(): Promise<NodeStats> {
+    const s: FrontierStats = await this.frontier.stats();
+    const c = s.counters;
+    return {
+      fetched: c.fetched ?? 0,
+      parsed: c.parsed ?? 0,
+      failed: c.failed ?? 0,
+      errors: (c.failed ?? 0) - (c["err:robots-disallowed"] ?? 0) - (c["err:robots-unavailable"] ?? 0),
+      robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0),
+      discovered: c.discovered ?? 0,
+      outOfScope: c.outOfScope ?? 0,
+      queued: s.queued,
+      hostsQueued: s.hostsQueued,
+      readyHosts: s.readyHosts,
+      dueHosts: s.dueHosts,
+      leases: s.leases,
+      parseQueue: s.parseQueue,
+      parseInFlight: s.parseInFlight,
+      counters: c,
+    };
+  }
+}
+
+export async function openFrontier(redis: Redis, config: NodeConfig): Promise<NodeFrontier> {
+  const frontier = await Frontier.open(redis, {
+    prefix: config.prefix,
+    bloom: { expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate },
+    delayMs: config.delayMs,
+    hostConcurrency: config.hostConcurrency,
+    leaseTtlMs: config.leaseTtlMs,
+    maxPages: config.maxPages,
+    parseQueueMax: config.parseQueueMax,
+  });
+  return new NodeFrontier(frontier, redis, config.prefix);
+}

@@ -1,0 +1,152 @@
+// A parser process: takes fetched pages off the node's reliable parse queue, runs them through a
+// piscina pool (decode, links, digests, WARC records), appends WARC and page-log output, then
+// acknowledges the page and queues its links in one Redis call. Output is written before the ack,
+// so a crash repeats at most the pages in flight, and never loses one.
+import { join } from "node:path";
+import { Piscina } from "piscina";
+import { childContext, sleep } from "./child-runtime.js";
+import { openFrontier } from "./open-frontier.js";
+import { PageLogWriter } from "../store/page-log.js";
+import { WarcFileWriter } from "../store/warc-file.js";
+import { StoreWriteError } from "../store/append-file.js";
+import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import type { FetchedPage, PageLogLine } from "../shared/types.js";
+
+async function main(): Promise<void> {
+  const ctx = childContext();
+  const { config } = ctx;
+  const frontier = await openFrontier(ctx.redis, config);
+  const consumer = `${config.nodeName}-p${ctx.index}`;
+  // A restarted parser first returns whatever its previous life had taken.
+  await frontier.recoverParseConsumer(consumer);
+  const scope = await frontier.loadScope();
+  const writer = new WarcFileWriter({
+    dir: join(config.out, "warc"),
+    prefix: consumer,
+    maxFileBytes: config.warcMaxFileBytes,
+    gzipLevel: config.warcGzipLevel,
+    warcinfo: { software: "shardcrawl/0.1", operator: config.nodeName, "http-header-user-agent": config.userAgent, robots: "obey" },
+  });
+  const setup: WorkerSetup = {
+    userAgent: config.userAgent,
+    maxLinksPerPage: config.maxLinksPerPage,
+    maxUrlLength: config.maxUrlLength,
+    maxDecodedBytes: config.maxDecodedBytes,
+    honourNofollow: config.honourNofollow,
+    maxRedirects: config.maxRedirects,
+    gzipLevel: config.warcGzipLevel,
+    warcinfoId: writer.warcinfoId,
+    scope,
+    bloom: frontier.frontier.bloom,
+  };
+  const pool = new Piscina({
+    filename: new URL("../parse/worker.js", import.meta.url).href,
+    workerData: setup,
+    minThreads: config.parserThreads,
+    maxThreads: config.parserThreads,
+  });
+  const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes });
+  const maxInFlight = config.parserThreads * 2;
+  const inFlight = new Set<Promise<void>>();
+
+  async function handle(id: string, page: FetchedPage): Promise<void> {
+    const { body, ...meta } = page;
+    const task: WorkerTask = { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
+    const res = (await pool.run(task)) as WorkerResult;
+    const loc = await writer.append({
+      data: res.warc,
+      warcinfoId: setup.warcinfoId,
+      responseOffset: res.responseOffset,
+      responseLength: res.responseLength,
+      cdx: res.cdx,
+    });
+    const facts = res.facts;
+    const line: PageLogLine = {
+      url: page.url,
+      final_url: page.redirectTo ?? page.url,
+      status: page.status,
+      error: res.error ?? null,
+      ...(res.errorDetail ? { error_detail: res.errorDetail } : {}),
+      content_type: res.contentType,
+      bytes: body.byteLength,
+      truncated: Boolean(page.truncated),
+      digest: res.payloadDigest,
+      text_digest: facts?.textDigest ?? null,
+      fetched_at: page.fetchedAt,
+      timings: page.timings,
+      outlinks: res.links.length,
+      depth: page.depth,
+      ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
+      ...(facts?.title ? { title: facts.title } : {}),
+      ...(facts?.canonical ? { canonical: facts.canonical } : {}),
+      ...(facts?.lang ? { lang: facts.lang } : {}),
+      ...(facts ? { charset: facts.charset, noindex: facts.noindex } : {}),
+      warc: loc,
+    };
+    await pageLog.append(line);
+    await frontier.ackPage(consumer, id, res.links, { outOfScope: res.outOfScope, error: res.error ?? null });
+  }
+
+  // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
+  // stays in our in-flight list, so nothing is lost even if we are killed meanwhile. Any other
+  // failure is a bug or a poisoned page: record it and move on rather than stall the crawl.
+  async function handleWithRetry(id: string, page: FetchedPage): Promise<void> {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await handle(id, page);
+        return;
+      } catch (err) {
+        if (err instanceof StoreWriteError) {
+          ctx.log(`output write failed (${err.message}); paused, retrying in 5 s`);
+          await sleep(5000);
+          continue;
+        }
+        ctx.log(`parse of ${page.url} failed: ${(err as Error).stack ?? String(err)}`);
+        await pageLog.append({
+          url: page.url, final_url: page.url, status: page.status, error: "other",
+          error_detail: `internal parse failure: ${(err as Error).message}`, content_type: null,
+          bytes: page.body.byteLength, truncated: Boolean(page.truncated), digest: null,
+          fetched_at: page.fetchedAt, timings: page.timings, outlinks: 0, depth: page.depth,
+        }).catch(() => undefined);
+        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        return;
+      }
+    }
+  }
+
+  while (!ctx.isStopping()) {
+    const room = maxInFlight - inFlight.size;
+    if (room <= 0) {
+      await Promise.race([...inFlight, ctx.stopRequested]);
+      continue;
+    }
+    const batch = await frontier.takePages(consumer, room, 500);
+    if (batch.length === 0) {
+      if (ctx.isStopping()) break;
+      await sleep(5);
+      continue;
+    }
+    for (const taken of batch) {
+      const { id, page } = taken;
+      if (!page) {
+        // A damaged page record: say so and acknowledge it, so the crawl is not stuck on it.
+        ctx.log(`page ${id} in the parse queue is damaged: ${"error" in taken ? taken.error : "unknown"}`);
+        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        continue;
+      }
+      const p = handleWithRetry(id, page).finally(() => inFlight.delete(p));
+      inFlight.add(p);
+    }
+  }
+  await Promise.all([...inFlight]);
+  await pool.destroy();
+  await writer.close();
+  await pageLog.close();
+  ctx.redis.disconnect();
+  process.exit(0);
+}
+
+main().catch((err: unknown) => {
+  console.error(`[parser] fatal: ${(err as Error).stack ?? String(err)}`);
+  process.exit(1);
+});

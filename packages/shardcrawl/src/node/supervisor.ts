@@ -1,0 +1,164 @@
+// The supervisor of one node: repairs output left by a crash, starts (or re-attaches to) the
+// node's Redis, recovers work a dead run held, loads seeds, forks fetchers and parsers, reaps
+// expired leases, serves /status and /metrics, shows progress, and decides when the crawl is done.
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { Redis } from "ioredis";
+import { ChildGroup, type ChildSpec } from "./children.js";
+import type { NodeConfig } from "./config.js";
+import { openFrontier, type NodeFrontier, type NodeStats } from "./open-frontier.js";
+import { TerminalProgress, formatDuration } from "./progress.js";
+import { startNodeRedis, type RedisHandle } from "./redis-server.js";
+import { startStatusServer, type StatusServer } from "./status-server.js";
+import { readSeedFile } from "./seeds.js";
+import { repairOutputDir } from "../store/repair.js";
+
+export interface CrawlSummary {
+  node: string;
+  out: string;
+  startedAt: string;
+  finishedAt: string;
+  elapsedMs: number;
+  reason: "done" | "max-pages" | "signal";
+  stats: NodeStats;
+  pagesPerSecond: number;
+  restarts: number;
+  repaired: unknown;
+  seeds: { read: number; accepted: number; rejected: number };
+}
+
+export interface RunOptions {
+  /** Stream for progress and messages (stderr by default). */
+  stream?: NodeJS.WriteStream;
+  /** Called once the status server listens (tests and the cluster scripts use the port). */
+  onListening?: (port: number) => void;
+}
+
+const DIST_NODE = new URL(".", import.meta.url);
+
+export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promise<CrawlSummary> {
+  const stream = opts.stream ?? process.stderr;
+  const say = (m: string) => stream.write(`${m}\n`);
+  const startedAt = Date.now();
+  mkdirSync(config.out, { recursive: true });
+  for (const d of ["warc", "pages"]) mkdirSync(join(config.out, d), { recursive: true });
+
+  // A crash leaves .open files behind; make them whole before anyone writes again.
+  const repaired = await repairOutputDir(config.out);
+
+  let redisHandle: RedisHandle | null = null;
+  let redisUrl = config.redis;
+  if (!redisUrl) {
+    redisHandle = await startNodeRedis(config.out);
+    redisUrl = redisHandle.url;
+  }
+  const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: "supervisor" });
+  const frontier: NodeFrontier = await openFrontier(redis, config);
+  // Every lease and in-flight page in Redis now belongs to a dead run: give it back.
+  const recovered = await frontier.recoverAll();
+  if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
+
+  const seedReport = { read: 0, accepted: 0, rejected: 0 };
+  if (config.seeds) {
+    const seeds = readSeedFile(config.seeds, config.maxUrlLength);
+    seedReport.read = seeds.accepted.length + seeds.rejected.length;
+    seedReport.rejected = seeds.rejected.length;
+    for (const r of seeds.rejected.slice(0, 5)) say(`seed rejected: line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);
+    await frontier.saveScope(config.scope, seeds.accepted);
+    seedReport.accepted = await frontier.addSeeds(seeds.accepted, Date.now());
+  } else if (!(await frontier.hasScope())) {
+    throw new Error(`no --seeds given and ${config.out} holds no crawl to resume`);
+  }
+
+  const children = new ChildGroup(config, redisUrl, () => undefined, say);
+  const specs: ChildSpec[] = [];
+  for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
+  for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
+  children.start(specs);
+
+  let lastStats: NodeStats = await frontier.stats();
+  const status: StatusServer = await startStatusServer(config, () => ({ node: config.nodeName, stats: lastStats, children: children.pids(), startedAt }));
+  opts.onListening?.(status.port);
+  writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
+
+  const showProgress = config.progress === "on" || (config.progress === "auto" && Boolean(stream.isTTY));
+  const progress = new TerminalProgress(stream, showProgress, startedAt);
+  let reason = "done" as CrawlSummary["reason"];
+  let stopRequested = false;
+  const onSignal = () => {
+    if (stopRequested) return;
+    stopRequested = true;
+    reason = "signal";
+  };
+  process.on("SIGINT", onSignal);
+  process.on("SIGTERM", onSignal);
+
+  // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
+  let idleChecks = 0;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 500));
+    await frontier.reap(Date.now());
+    lastStats = await frontier.stats();
+    progress.update({
+      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,
+      queued: lastStats.queued, hosts: lastStats.hostsQueued, leases: lastStats.leases, parseQueue: lastStats.parseQueue + lastStats.parseInFlight,
+      maxPages: config.maxPages,
+    });
+    if (stopRequested) break;
+    if (!config.exitWhenDone) continue;
+    const budgetSpent = config.maxPages !== undefined && lastStats.fetched + lastStats.failed >= config.maxPages;
+    const drained = lastStats.leases === 0 && lastStats.parseQueue === 0 && lastStats.parseInFlight === 0;
+    // Two quiet checks in a row, so a page between "acked" and "links queued" is never missed.
+    if (drained && (lastStats.queued === 0 || budgetSpent)) {
+      if (++idleChecks >= 2) {
+        reason = budgetSpent ? "max-pages" : "done";
+        break;
+      }
+    } else idleChecks = 0;
+  }
+  progress.done();
+  say(reason === "signal" ? "stopping: finishing what is in flight…" : "crawl finished; stopping processes…");
+  // Fetchers first (their pages go to the parse queue), then parsers drain it.
+  await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
+  await frontier.reap(Date.now());
+  await children.stop(60_000, ["parser"]);
+  lastStats = await frontier.stats();
+  await status.close();
+  process.off("SIGINT", onSignal);
+  process.off("SIGTERM", onSignal);
+  const elapsedMs = Date.now() - startedAt;
+  const summary: CrawlSummary = {
+    node: config.nodeName,
+    out: config.out,
+    startedAt: new Date(startedAt).toISOString(),
+    finishedAt: new Date().toISOString(),
+    elapsedMs,
+    reason,
+    stats: lastStats,
+    pagesPerSecond: lastStats.fetched / Math.max(0.001, elapsedMs / 1000),
+    restarts: children.restarts,
+    repaired,
+    seeds: seedReport,
+  };
+  writeFileSync(join(config.out, "summary.json"), JSON.stringify(summary, null, 2));
+  redis.disconnect();
+  // A finished crawl stops its own Redis (the AOF keeps the state); an interrupted one too.
+  if (redisHandle) await redisHandle.stop();
+  say(formatSummary(summary));
+  return summary;
+}
+
+export function formatSummary(s: CrawlSummary): string {
+  const st = s.stats;
+  return [
+    `shardcrawl ${s.node}: ${s.reason} after ${formatDuration(s.elapsedMs)}`,
+    `  pages fetched ${st.fetched} (${s.pagesPerSecond.toFixed(1)}/s), parsed ${st.parsed}, failed ${st.failed}, robots-disallowed ${st.robotsDisallowed}`,
+    `  URLs discovered ${st.discovered}, still queued ${st.queued} in ${st.hostsQueued} hosts, out of scope ${st.outOfScope}`,
+    `  child restarts ${s.restarts}; output in ${s.out} (warc/, pages/, summary.json)`,
+  ].join("\n");
+}
+
+export function readPreviousSummary(out: string): CrawlSummary | null {
+  const p = join(out, "summary.json");
+  return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as CrawlSummary) : null;
+}

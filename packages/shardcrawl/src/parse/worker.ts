@@ -1,0 +1,106 @@
+// The piscina worker: everything CPU-heavy about one fetched page happens here, off the parser
+// process's main thread — decode, link extraction, digests, WARC record building and gzip.
+import { workerData } from "node:worker_threads";
+import { parsePage, type ParseResult } from "./parse-page.js";
+import { buildPageRecords } from "../store/warc-record.js";
+import type { CdxFields } from "../store/cdxj.js";
+import { hostOf, normalizeUrl } from "../url/normalize.js";
+import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
+import type { HashedLink } from "../frontier/links.js";
+import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
+import { productToken } from "../fetch/robots.js";
+import { tierFor } from "../schedule/priority.js";
+import type { FetchedPage, PageFacts } from "../shared/types.js";
+
+export interface WorkerSetup {
+  userAgent: string;
+  maxLinksPerPage: number;
+  maxUrlLength: number;
+  maxDecodedBytes: number;
+  honourNofollow: boolean;
+  maxRedirects: number;
+  gzipLevel: number;
+  warcinfoId: string;
+  scope: ScopeSpec;
+  bloom: Pick<BloomParams, "m" | "k" | "seed">;
+}
+
+export interface WorkerTask {
+  meta: Omit<FetchedPage, "body">;
+  body: Uint8Array;
+}
+
+export interface WorkerResult {
+  facts: PageFacts | null;
+  contentType: string | null;
+  error: ParseResult["error"] | null;
+  errorDetail?: string;
+  warc: Uint8Array;
+  responseOffset: number;
+  responseLength: number;
+  payloadDigest: string;
+  cdx: CdxFields;
+  /** Links to queue, with their seen-filter positions computed here (off the main thread). */
+  links: HashedLink[];
+  /** Links dropped because they are outside the crawl's scope. */
+  outOfScope: number;
+}
+
+const setup = workerData as WorkerSetup;
+const inScope = scopeAllows(setup.scope);
+const hasher = new BloomHasher(setup.bloom);
+const uaToken = productToken(setup.userAgent);
+
+export default function parseTask(task: WorkerTask): WorkerResult {
+  const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  const page: FetchedPage = { ...task.meta, body };
+  const records = buildPageRecords(page, { gzipLevel: setup.gzipLevel, warcinfoId: setup.warcinfoId });
+  const parsed = parsePage(
+    { url: page.url, status: page.status, headers: page.headers, body, truncated: page.truncated },
+    {
+      userAgentToken: uaToken,
+      maxLinks: setup.maxLinksPerPage,
+      maxUrlLength: setup.maxUrlLength,
+      maxDecodedBytes: setup.maxDecodedBytes,
+      honourNofollow: setup.honourNofollow,
+    },
+  );
+  const links: HashedLink[] = [];
+  let outOfScope = 0;
+  const depth = page.depth + 1;
+  // parsePage keeps no links from error pages: their links are usually navigation chrome.
+  for (const url of parsed.links) {
+    const host = hostOf(url);
+    if (!host) continue;
+    if (!inScope(host)) {
+      outOfScope++;
+      continue;
+    }
+    links.push({ url, host, tier: tierFor(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
+  }
+  // A redirect becomes a frontier entry (loop-safe: the seen filter drops URLs already queued).
+  if (page.status >= 300 && page.status < 400 && page.redirectTo && page.hops < setup.maxRedirects) {
+    const url = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
+    const host = url ? hostOf(url) : null;
+    if (url && host) {
+      if (inScope(host)) links.push({ url, host, tier: tierFor(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
+      else outOfScope++;
+    }
+  }
+  const warc = records.data;
+  // Structured clone copies the (compressed, small) WARC bytes back; fine next to the parse cost.
+  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, ...facts } = parsed;
+  return {
+    facts,
+    contentType,
+    error: error ?? null,
+    errorDetail,
+    warc: new Uint8Array(warc.buffer, warc.byteOffset, warc.byteLength),
+    responseOffset: records.responseOffset,
+    responseLength: records.responseLength,
+    payloadDigest: records.payloadDigest,
+    cdx: records.cdx,
+    links,
+    outOfScope,
+  };
+}
