@@ -93,7 +93,7 @@ describe("HTML generator", () => {
 
 function classify(href: string): string {
   const h = href.trim();
-  if (/[^\x00-\x7f]/.test(h)) return "raw-non-ascii";
+  if (/[^\p{ASCII}]/u.test(h)) return "raw-non-ascii";
   if (h.includes("#")) return "fragment";
   if (/%(7E|[46][1-9A-F]|[57][0-9A]|2D|5F)/.test(h)) return "pct-unreserved";
   if (h.includes("&")) return "entity-query";
