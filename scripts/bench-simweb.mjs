@@ -7,7 +7,7 @@
 import { spawn, spawnSync } from "node:child_process";
 import { Agent, request } from "node:http";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir, cpus } from "node:os";
+import { tmpdir, cpus, loadavg } from "node:os";
 import { join, dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { createInterface } from "node:readline";
@@ -112,7 +112,8 @@ for (const s of SCENARIOS) {
   process.stderr.write(`${r.name}: ${r.rps.toFixed(0)} req/s, ${r.mbps.toFixed(1)} MB/s\n`);
 }
 const cpu = cpus()[0]?.model ?? "unknown CPU";
-console.log(`Machine: ${cpu}, ${cpus().length} cores, Node ${process.version}; server ${hasTaskset ? "pinned to core 0 (taskset -c 0), client on core 1" : "not pinned (taskset unavailable)"}; ${CONNECTIONS} keep-alive connections, ${SECONDS} s per scenario after a 2 s warm-up; date ${new Date().toISOString().slice(0, 10)}.\n`);
+const load = loadavg().map((x) => x.toFixed(1)).join(" ");
+console.log(`Machine: ${cpu}, ${cpus().length} cores, Node ${process.version}; server ${hasTaskset ? "pinned to core 0 (taskset -c 0), client on core 1" : "not pinned (taskset unavailable)"}; ${CONNECTIONS} keep-alive connections, ${SECONDS} s per scenario after a 2 s warm-up; load average at the end ${load}; date ${new Date().toISOString().slice(0, 10)}.\n`);
 // "per server core" divides by the CPU the server actually used, so a client-bound or contended
 // run still tells what one core of simweb can serve.
 console.log("| scenario | req/s | MB/s | avg body KB | server CPU (cores) | req/s per server core | MB/s per server core | non-200 |");
