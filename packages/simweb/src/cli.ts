@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// simweb CLI: serve | seeds | expected | verify. See the package README section in BENCHMARKS/README.
+// simweb CLI: serve | seeds | expected | verify (see packages/simweb/README.md). Exit codes: 0 ok,
+// 1 verify found violations (or an unexpected error), 2 bad usage or config.
 import { parseArgs } from "node:util";
 import { readFileSync } from "node:fs";
 import { makeConfig, ConfigError, type SimwebConfig } from "./config.js";

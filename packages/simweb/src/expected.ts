@@ -36,7 +36,6 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
   const seedHosts = new Set<string>();
   const seedDomains = new Set<string>();
   const urls = new Set<string>();
-  const excluded = new Set<string>();
   const res: ExpectedResult = { urls, disallowed: 0, trapsExcluded: 0, unserved: 0, outOfScope: 0, truncated: false };
   const queue: string[] = [];
   // Every URL ever queued: each is examined once, so the queue never holds duplicates.
@@ -62,24 +61,20 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
     const url = queue[qi] as string;
     const loc = world.locate(url);
     if (!loc?.host || loc.host.info.scheme !== loc.scheme) {
-      excluded.add(url);
       res.unserved++;
       continue;
     }
     const h = loc.host;
     if (!inScope(h)) {
-      excluded.add(url);
       res.outOfScope++;
       continue;
     }
     if (!world.robots.allows(h, loc.path, opts.userAgent)) {
-      excluded.add(url);
       res.disallowed++;
       continue;
     }
     const resource = world.route(h, loc.path);
     if (resource.kind === "trap") {
-      excluded.add(url);
       res.trapsExcluded++;
       continue;
     }

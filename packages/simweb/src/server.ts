@@ -85,6 +85,8 @@ export async function startSimweb(opts: StartOptions): Promise<RunningSimweb> {
     s.maxConnections = limits.maxConnections;
     s.headersTimeout = 30_000;
     s.requestTimeout = 60_000;
+    // Idle-socket cap: a client that stops reading a streamed body cannot pin a socket forever.
+    s.timeout = Math.max(opts.config.hangMs, 120_000) + 10_000;
     s.on("clientError", (_err, socket: Socket) => socket.destroy());
   }
   https.on("tlsClientError", () => undefined); // failed handshakes (unknown SNI) are expected
