@@ -221,8 +221,14 @@ class Collector implements TokenizerCallbacks {
   readonly hrefs = new Map<string, boolean>();
   hrefsOverCap = 0;
 
+  // Source text, fed in chunks (see charset.ts decodeTextChunks). Token positions are absolute;
+  // almost every token lies in the current chunk, the rare one spanning chunks is stitched.
+  private readonly chunks: string[] = [];
+  private readonly chunkStarts: number[] = [];
+  private cur = "";
+  private curStart = 0;
+
   constructor(
-    private readonly html: string,
     private readonly userAgentToken: string,
     private readonly maxRawHrefs: number,
     private readonly maxAttrChars: number,
@@ -234,16 +240,42 @@ class Collector implements TokenizerCallbacks {
     this.titleBudget = maxTitleChars * 4;
   }
 
+  /** Make `chunk` the current source text; the caller then hands it to the tokenizer. */
+  feed(chunk: string): void {
+    const start = this.curStart + this.cur.length;
+    this.chunks.push(chunk);
+    this.chunkStarts.push(start);
+    this.cur = chunk;
+    this.curStart = start;
+  }
+
+  /** Source text between absolute positions. */
+  private slice(start: number, end: number): string {
+    if (start >= this.curStart) return this.cur.slice(start - this.curStart, end - this.curStart);
+    let k = this.chunks.length - 1;
+    while (k > 0 && this.chunkStarts[k]! > start) k--;
+    let out = "";
+    while (start < end && k < this.chunks.length) {
+      const chunkStart = this.chunkStarts[k]!;
+      const chunk = this.chunks[k]!;
+      const to = Math.min(chunk.length, end - chunkStart);
+      out += chunk.slice(start - chunkStart, to);
+      start = chunkStart + to;
+      k++;
+    }
+    return out;
+  }
+
   private kindOf(start: number, end: number): number {
     const length = end - start;
     if (length > MAX_KNOWN_TAG_LENGTH) return K_OTHER;
-    if (length === 1) {
+    if (length === 1 && start >= this.curStart) {
       // The commonest tags (a, p, b, i ...) without slicing a string.
-      const c = this.html.charCodeAt(start) | 0x20;
+      const c = this.cur.charCodeAt(start - this.curStart) | 0x20;
       if (c === 0x61) return K_A;
       return c === 0x62 || c === 0x69 || c === 0x71 || c === 0x73 || c === 0x75 ? K_INLINE : K_OTHER;
     }
-    let name = this.html.slice(start, end);
+    let name = this.slice(start, end);
     const kind = TAG_KINDS.get(name);
     if (kind !== undefined) return kind;
     name = name.toLowerCase();
@@ -298,10 +330,16 @@ class Collector implements TokenizerCallbacks {
 
   ontext(start: number, end: number): void {
     if (this.rawKind !== 0) {
-      if (this.capturingTitle) this.addTitle(this.html.slice(start, end));
+      if (this.capturingTitle) this.addTitle(this.slice(start, end));
       return; // scripts and styles are skipped without slicing
     }
-    if (this.visible()) this.appendVisible(this.html, start, end);
+    if (!this.visible()) return;
+    if (start >= this.curStart) {
+      this.appendVisible(this.cur, start - this.curStart, end - this.curStart);
+    } else {
+      const piece = this.slice(start, end);
+      this.appendVisible(piece, 0, piece.length);
+    }
   }
 
   ontextentity(codepoint: number): void {
@@ -323,7 +361,7 @@ class Collector implements TokenizerCallbacks {
 
   onattribname(start: number, end: number): void {
     if (!hasAttributes(this.kind)) return;
-    const attr = attrOf(this.kind, this.html.slice(start, end).toLowerCase());
+    const attr = attrOf(this.kind, this.slice(start, end).toLowerCase());
     // The first occurrence of an attribute wins (HTML spec: duplicates are dropped).
     this.attr = attr !== A_NONE && this.attrs[attr] === undefined ? attr : A_NONE;
     this.attrValue = "";
@@ -340,7 +378,7 @@ class Collector implements TokenizerCallbacks {
   }
 
   onattribdata(start: number, end: number): void {
-    if (this.attr !== A_NONE && end > start) this.appendAttr(this.html.slice(start, end));
+    if (this.attr !== A_NONE && end > start) this.appendAttr(this.slice(start, end));
   }
 
   onattribentity(codepoint: number): void {
@@ -498,10 +536,10 @@ function resolveBase(pageUrl: string, baseHref: string | undefined): string {
 }
 
 /**
- * Extract links and page facts from a decoded HTML document. Never throws; work and output are
- * bounded by the options whatever the input.
+ * Extract links and page facts from a decoded HTML document, given whole or as consecutive chunks
+ * (decodeTextChunks). Never throws; work and output are bounded by the options whatever the input.
  */
-export function extractPage(html: string, options: ExtractOptions): Extracted {
+export function extractPage(html: string | readonly string[], options: ExtractOptions): Extracted {
   const maxLinks = Math.max(0, options.maxLinks ?? DEFAULT_MAX_LINKS);
   const maxUrlLength = options.maxUrlLength ?? DEFAULT_MAX_URL_LENGTH;
   const maxTextChars = Math.max(0, options.maxTextChars ?? DEFAULT_MAX_TEXT_CHARS);
@@ -509,7 +547,6 @@ export function extractPage(html: string, options: ExtractOptions): Extracted {
   const honourNofollow = options.honourNofollow ?? true;
 
   const collector = new Collector(
-    html,
     (options.userAgentToken ?? "").toLowerCase(),
     // Raw hrefs kept for resolution: enough that duplicates and junk cannot starve the real links.
     Math.max(maxLinks * 2, maxLinks + 1_000),
@@ -521,7 +558,11 @@ export function extractPage(html: string, options: ExtractOptions): Extracted {
   const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
   let parseError: string | undefined;
   try {
-    tokenizer.write(html);
+    for (const chunk of typeof html === "string" ? [html] : html) {
+      if (chunk === "") continue;
+      collector.feed(chunk);
+      tokenizer.write(chunk);
+    }
     tokenizer.end();
   } catch (err) {
     // The tokenizer is total as far as we know; if it ever is not, keep what was collected so far.

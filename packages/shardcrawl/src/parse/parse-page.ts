@@ -3,7 +3,7 @@
 // Pure and synchronous (CPU only), so it runs the same in a piscina worker or inline in a test.
 
 import type { PageFacts } from "../shared/types.js";
-import { charsetName, charsetParam, decodeText, detectCharset, DEFAULT_PRESCAN_BYTES } from "./charset.js";
+import { charsetName, charsetParam, decodeTextChunks, detectCharset, DEFAULT_PRESCAN_BYTES } from "./charset.js";
 import { decodeBody, DEFAULT_MAX_DECODED_BYTES } from "./decode-body.js";
 import { payloadDigest, sha1Base32, textDigest } from "./digest.js";
 import { extractPage, parseRobotsDirectives } from "./extract.js";
@@ -200,7 +200,7 @@ function parsePageUnsafe(input: ParseInput, options: ParseOptions): ParseResult 
   }
 
   const charset = detectCharset(body, contentTypeHeader, options.prescanBytes ?? DEFAULT_PRESCAN_BYTES);
-  const html = decodeText(body, charset.charset);
+  const html = decodeTextChunks(body, charset.charset);
   const extracted = extractPage(html, {
     pageUrl: input.url,
     userAgentToken: options.userAgentToken,

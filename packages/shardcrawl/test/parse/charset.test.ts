@@ -1,5 +1,5 @@
 import { describe, expect, it } from "vitest";
-import { charsetName, charsetParam, decodeText, detectCharset, looksLikeUtf8 } from "../../src/parse/charset.js";
+import { charsetName, charsetParam, decodeText, decodeTextChunks, detectCharset, looksLikeUtf8 } from "../../src/parse/charset.js";
 
 // Known encodings of short words (checked by decoding them back in the tests below).
 const SJIS_NIHONGO = [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]; // 日本語 in Shift_JIS
@@ -106,5 +106,31 @@ describe("decodeText", () => {
     expect(decodeText(bytes([0xef, 0xbb, 0xbf], "hi"), "utf-8")).toBe("hi");
     expect(decodeText(bytes("a", [0xff, 0xfe, 0xfd], "b"), "utf-8")).toBe("a\ufffd\ufffd\ufffdb");
     expect(decodeText(bytes("x"), "not-an-encoding")).toBe("x");
+  });
+
+  it("decodes windows-1252 as windows-1252, not latin1 (0x80 is the euro sign)", () => {
+    expect(decodeText(Buffer.from([0x80, 0x93, 0x94, 0xe9]), "windows-1252")).toBe("€“”é");
+  });
+
+  it("drops the BOM on every call with a cached decoder", () => {
+    for (let i = 0; i < 3; i++) expect(decodeText(bytes([0xef, 0xbb, 0xbf], "x"), "utf-8")).toBe("x");
+    for (let i = 0; i < 3; i++) expect(decodeText(bytes([0xff, 0xfe], "x\0"), "utf-16le")).toBe("x");
+  });
+});
+
+describe("decodeTextChunks", () => {
+  it("keeps characters split across chunk boundaries whole", () => {
+    const text = "a".repeat(1023) + "€日本😀" + "é".repeat(3000) + "z";
+    const chunks = decodeTextChunks(Buffer.from(text, "utf8"), "utf-8", 1024);
+    expect(chunks.length).toBeGreaterThan(3);
+    expect(chunks.join("")).toBe(text);
+    const sjis = Buffer.concat([Buffer.alloc(1023, 0x41), Buffer.from(SJIS_NIHONGO)]);
+    expect(decodeTextChunks(sjis, "shift_jis", 1024).join("")).toBe("A".repeat(1023) + "日本語");
+  });
+
+  it("leaves the decoder clean after a document that ends mid-character", () => {
+    expect(decodeText(Buffer.from([0x61, 0xe2, 0x82]), "utf-8")).toBe("a\ufffd");
+    expect(decodeText(Buffer.from("b"), "utf-8")).toBe("b");
+    expect(decodeTextChunks(Buffer.alloc(0), "utf-8")).toEqual([]);
   });
 });

@@ -95,6 +95,26 @@ describe("extractPage on a handcrafted page", () => {
   });
 });
 
+describe("chunked input", () => {
+  const whole = extractPage(HANDCRAFTED, { pageUrl: PAGE, userAgentToken: "ShardCrawl" });
+
+  it("gives the same result however the document is cut into chunks", () => {
+    // Every cut position once (tokens spanning chunks are the rare path), then random multi-cuts.
+    for (let cut = 1; cut < HANDCRAFTED.length; cut++) {
+      const r = extractPage([HANDCRAFTED.slice(0, cut), HANDCRAFTED.slice(cut)], { pageUrl: PAGE, userAgentToken: "ShardCrawl" });
+      expect(r, `cut at ${cut}`).toEqual(whole);
+    }
+    fc.assert(
+      fc.property(fc.uniqueArray(fc.integer({ min: 1, max: HANDCRAFTED.length - 1 }), { maxLength: 40 }), (cuts) => {
+        const points = [0, ...cuts.sort((a, b) => a - b), HANDCRAFTED.length];
+        const chunks = points.slice(1).map((end, i) => HANDCRAFTED.slice(points[i], end));
+        expect(extractPage(chunks, { pageUrl: PAGE, userAgentToken: "ShardCrawl" })).toEqual(whole);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
 describe("nofollow and robots meta", () => {
   const page = (head: string, body = '<a href="/a">a</a><a href="/b" rel="nofollow">b</a>') =>
     `<html><head>${head}</head><body>${body}</body></html>`;
