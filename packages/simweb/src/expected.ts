@@ -40,7 +40,15 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
   const queue: string[] = [];
   // Every URL ever queued: each is examined once, so the queue never holds duplicates.
   const seen = new Set<string>();
+  // Bound the frontier too: random links into million-page hosts discover far more URLs than a
+  // capped walk will ever visit. Hitting this bound also marks the result truncated.
+  const frontierCap = 4 * maxPages + 10_000;
+  let qi = 0;
   const enqueue = (u: string): void => {
+    if (queue.length - qi > frontierCap) {
+      res.truncated = true;
+      return;
+    }
     if (!seen.has(u)) {
       seen.add(u);
       queue.push(u);
@@ -57,7 +65,7 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
   const inScope = (h: HostModel): boolean =>
     opts.scope === "any" || (opts.scope === "hosts" ? seedHosts.has(h.info.name) : seedDomains.has(h.info.domain));
 
-  for (let qi = 0; qi < queue.length; qi++) {
+  for (; qi < queue.length; qi++) {
     const url = queue[qi] as string;
     const loc = world.locate(url);
     if (!loc?.host || loc.host.info.scheme !== loc.scheme) {

@@ -48,3 +48,30 @@ export class Lru<K, V> {
     return this.map.size;
   }
 }
+
+/**
+ * A bounded cache with two generations instead of recency order: lookups never reorder (cheaper
+ * than Lru.get on hot paths with poor locality); when the young map fills, it becomes the old one
+ * and the previous old generation is dropped. Holds at most 2 x capacity entries.
+ */
+export class TwoGenerationCache<K, V> {
+  private young = new Map<K, V>();
+  private old = new Map<K, V>();
+  constructor(private readonly capacity: number) {}
+
+  get(k: K): V | undefined {
+    const v = this.young.get(k);
+    if (v !== undefined) return v;
+    const o = this.old.get(k);
+    if (o !== undefined) this.set(k, o); // promote what is still in use
+    return o;
+  }
+
+  set(k: K, v: V): void {
+    if (this.young.size >= this.capacity) {
+      this.old = this.young;
+      this.young = new Map();
+    }
+    this.young.set(k, v);
+  }
+}

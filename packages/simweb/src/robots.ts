@@ -14,21 +14,31 @@ const robotsParser = createRequire(import.meta.url)("robots-parser") as (url: st
 
 /** Size the "large" robots.txt grows to: above the 500 KiB a crawler must read (RFC 9309). */
 const LARGE_ROBOTS_BYTES = 600 * 1024;
+const PADDING_MARK = "# archive of retired paths";
 
 export class RobotsBook {
-  private readonly texts = new Lru<number, string>(2_000, 64 * 1024 * 1024, (s) => s.length);
+  private readonly cores = new Lru<number, string>(20_000, 64 * 1024 * 1024, (s) => s.length);
   private readonly parsers = new Lru<number, Robot>(20_000, 256 * 1024 * 1024, () => 8_000);
 
   constructor(private readonly world: World) {}
 
   /** The robots.txt body for hosts whose robots.txt is a file (null for absent/5xx/unreachable). */
   text(h: HostModel): string | null {
+    const core = this.core(h);
+    if (core === null || h.info.robots !== "large") return core;
+    // Inert padding after the real rules: any truncation at >= 500 KiB gives the same verdicts.
+    const nl = core.includes("\r\n") ? "\r\n" : "\n";
+    return `${core}${PADDING_MARK}${nl}User-agent: *${nl}${padding(nl, LARGE_ROBOTS_BYTES - core.length)}`;
+  }
+
+  /** The rules part of the file (all of it except a large file's inert padding). */
+  private core(h: HostModel): string | null {
     const kind = h.info.robots;
     if (kind === "absent" || kind === "server-error" || kind === "unreachable") return null;
-    const cached = this.texts.get(h.info.index);
+    const cached = this.cores.get(h.info.index);
     if (cached !== undefined) return cached;
     const t = this.generate(h);
-    this.texts.set(h.info.index, t);
+    this.cores.set(h.info.index, t);
     return t;
   }
 
@@ -40,11 +50,13 @@ export class RobotsBook {
   /** Whether the user agent may fetch this path (+query) on the host. */
   allows(h: HostModel, path: string, userAgent: string): boolean {
     if (this.disallowsAll(h)) return false;
-    const text = this.text(h);
-    if (text === null) return true;
+    if (h.info.robots === "absent") return true;
     let p = this.parsers.get(h.info.index);
     if (!p) {
-      p = robotsParser(`${this.world.origin(h)}/robots.txt`, text);
+      // The padding of a "large" file is inert by construction (its paths are never generated, and
+      // a test checks verdicts with and without it): parse only the rules, or every verdict would
+      // scan ~20,000 rules.
+      p = robotsParser(`${this.world.origin(h)}/robots.txt`, this.core(h) ?? "");
       this.parsers.set(h.info.index, p);
     }
     return p.isAllowed(`${this.world.origin(h)}${path}`, userAgent) !== false;
@@ -87,17 +99,27 @@ export class RobotsBook {
       L.push(`${ua}: otherbot`, `${ua}: BadBot`, `${dis}: /`, "");
     }
     if (kind === "sitemap" || r.chance(0.1)) L.push(`Sitemap: ${this.world.origin(h)}/sitemap.xml`);
-    if (kind === "large") {
-      // Inert padding after the real rules: any truncation at >= 500 KiB gives the same verdicts.
-      L.push("# archive of retired paths", `${ua}: *`);
-      let bytes = L.join(nl).length;
-      for (let i = 0; bytes < LARGE_ROBOTS_BYTES; i++) {
-        const line = `${dis}: /zz-retired-${i.toString(36)}-${r.pick(["a", "b", "c"])}/`;
-        L.push(line);
-        bytes += line.length + nl.length;
-      }
-    }
     L.push("");
     return L.join(nl);
   }
+}
+
+const paddingCache = new Map<string, string>();
+
+/** Disallow lines for paths simweb never generates, about `bytes` long; built once per line ending. */
+function padding(nl: string, bytes: number): string {
+  let full = paddingCache.get(nl);
+  if (full === undefined) {
+    const lines: string[] = [];
+    for (let i = 0, n = 0; n < LARGE_ROBOTS_BYTES; i++) {
+      const line = `Disallow: /zz-retired-${i.toString(36)}/`;
+      lines.push(line);
+      n += line.length + nl.length;
+    }
+    full = lines.join(nl) + nl;
+    paddingCache.set(nl, full);
+  }
+  if (bytes >= full.length) return full;
+  const cut = full.lastIndexOf(nl, Math.max(0, bytes));
+  return full.slice(0, cut + nl.length);
 }

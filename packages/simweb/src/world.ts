@@ -11,7 +11,7 @@ import { changeRatePerMs, changeTimesBetween, lastChangeAt } from "./change.js";
 import { decodeUnreservedPercent } from "./normalize.js";
 import { expectedSet, type ExpectedOptions, type ExpectedResult } from "./expected.js";
 import { RobotsBook } from "./robots.js";
-import { Lru } from "./lru.js";
+import { TwoGenerationCache } from "./lru.js";
 
 export type Scheme = "http" | "https";
 export type Charset = "utf-8" | "windows-1252";
@@ -123,7 +123,7 @@ export class World {
   private readonly byName = new Map<string, number>();
   private readonly sizeSigma: number;
   /** Page specs are pure functions of (host, id); caching the hot ones makes link walks cheap. */
-  private readonly pageCache = new Lru<number, PageSpec>(100_000);
+  private readonly pageCache = new TwoGenerationCache<number, PageSpec>(50_000);
   readonly robots: RobotsBook;
 
   constructor(config: SimwebConfig) {
@@ -228,7 +228,8 @@ export class World {
     return p;
   }
 
-  private makePage(h: HostModel, id: number): PageSpec {
+  /** The page's path and the draws it depends on; makePage continues with the same generator. */
+  private pathDraws(h: HostModel, id: number): { r: Rng; seed: number; section: string; slug: string; kind: PageKind; path: string } {
     const c = this.config;
     const seed = mix(h.seed, 3, id);
     const r = new Rng(seed);
@@ -251,6 +252,18 @@ export class World {
         default: path = `/${section}/item-${id36}?ref=${r.pick(["nav", "side", "footer"])}&lang=${r.pick(LANGS)}`;
       }
     }
+    return { r, seed, section, slug, kind, path };
+  }
+
+  /** Canonical URL of page `id` (cheaper than page(): links need only this). */
+  pageUrl(h: HostModel, id: number): string {
+    const key = h.info.index * 1e9 + id;
+    return this.pageCache.get(key)?.url ?? this.origin(h) + this.pathDraws(h, id).path;
+  }
+
+  private makePage(h: HostModel, id: number): PageSpec {
+    const c = this.config;
+    const { r, seed, section, slug, kind, path } = this.pathDraws(h, id);
     let size = Math.round(r.lognormal(c.pageSize.median, this.sizeSigma));
     size = Math.max(c.pageSize.min, Math.min(c.pageSize.max, size));
     let huge = false;
@@ -299,7 +312,7 @@ export class World {
     const add = (url: string, kind: LinkKind): void => {
       out.push({ url, kind, nofollow: r.chance(c.nofollowShare) });
     };
-    const pageUrl = (id: number): string => this.page(h, id).url;
+    const pageUrl = (id: number): string => this.pageUrl(h, id);
     if (p.id !== 0) add(`${this.origin(h)}/`, "nav");
     for (let i = 1; i <= Math.min(4, n - 1); i++) if (i !== p.id) add(pageUrl(i), "nav");
     const f = c.treeFanout;
@@ -311,7 +324,7 @@ export class World {
       if (x < c.crossHostShare && this.models.length > 1) {
         const j = h.siblings.length > 1 && r.chance(0.3) ? r.pick(h.siblings) : Math.floor(this.models.length * r.next() ** 2);
         const other = this.model(j);
-        add(r.chance(0.5) || other.info.pageCount === 1 ? `${this.origin(other)}/` : this.page(other, r.int(other.info.pageCount)).url, "cross");
+        add(r.chance(0.5) || other.info.pageCount === 1 ? `${this.origin(other)}/` : this.pageUrl(other, r.int(other.info.pageCount)), "cross");
       } else if (x < c.crossHostShare + c.unservedShare) {
         const path = r.chance(0.4) ? "/" : `/${r.pick(WORDS)}/${r.pick(WORDS)}.html`;
         add(`${r.chance(0.5) ? "https" : "http"}://${r.pick(["www", "cdn", "api", "m"])}.x${r.int(100_000)}.invalid${path}`, "unserved");
