@@ -31,6 +31,8 @@ export class RequestLog {
   private pending: string[] = [];
   private readonly timer: NodeJS.Timeout;
   written = 0;
+  /** Lines lost to write errors (e.g. a full disk); the server keeps serving. */
+  dropped = 0;
 
   constructor(readonly file: string) {
     this.fd = openSync(file, "a");
@@ -47,9 +49,15 @@ export class RequestLog {
   flush(): void {
     if (this.fd === null || this.pending.length === 0) return;
     const data = Buffer.from(this.pending.join("\n") + "\n", "utf8");
-    this.written += this.pending.length;
+    const n = this.pending.length;
     this.pending = [];
-    for (let off = 0; off < data.length; ) off += writeSync(this.fd, data, off, data.length - off);
+    try {
+      for (let off = 0; off < data.length; ) off += writeSync(this.fd, data, off, data.length - off);
+      this.written += n;
+    } catch (err) {
+      if (this.dropped === 0) process.stderr.write(`simweb: request log ${this.file}: ${err instanceof Error ? err.message : String(err)}; lines are being dropped\n`);
+      this.dropped += n;
+    }
   }
 
   close(): void {
