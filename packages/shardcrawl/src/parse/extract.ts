@@ -96,6 +96,13 @@ for (const inline of [
 // No tag name we care about is longer than this; longer names are K_OTHER without a lookup.
 const MAX_KNOWN_TAG_LENGTH = 8;
 
+function tagKey(name: string): number {
+  let key = 0;
+  for (let i = 0; i < name.length; i++) key = key * 32 + (name.charCodeAt(i) - 0x60);
+  return key;
+}
+const TAG_KEY_KINDS = new Map<number, number>([...TAG_KINDS].map(([name, kind]) => [tagKey(name), kind]));
+
 // Attributes we collect, per tag kind.
 const A_NONE = 0;
 const A_HREF = 1;
@@ -266,20 +273,22 @@ class Collector implements TokenizerCallbacks {
     return out;
   }
 
+  /**
+   * Tag kind from the name's characters without allocating a string: names we know are at most 8
+   * ASCII letters, so (letter - 96) digits in base 32 make an exact numeric key.
+   */
   private kindOf(start: number, end: number): number {
     const length = end - start;
     if (length > MAX_KNOWN_TAG_LENGTH) return K_OTHER;
-    if (length === 1 && start >= this.curStart) {
-      // The commonest tags (a, p, b, i ...) without slicing a string.
-      const c = this.cur.charCodeAt(start - this.curStart) | 0x20;
-      if (c === 0x61) return K_A;
-      return c === 0x62 || c === 0x69 || c === 0x71 || c === 0x73 || c === 0x75 ? K_INLINE : K_OTHER;
+    if (start < this.curStart) return TAG_KINDS.get(this.slice(start, end).toLowerCase()) ?? K_OTHER;
+    const s = this.cur;
+    let key = 0;
+    for (let i = start - this.curStart, stop = end - this.curStart; i < stop; i++) {
+      const c = s.charCodeAt(i) | 0x20;
+      if (c < 0x61 || c > 0x7a) return K_OTHER;
+      key = key * 32 + (c - 0x60);
     }
-    let name = this.slice(start, end);
-    const kind = TAG_KINDS.get(name);
-    if (kind !== undefined) return kind;
-    name = name.toLowerCase();
-    return TAG_KINDS.get(name) ?? K_OTHER;
+    return TAG_KEY_KINDS.get(key) ?? K_OTHER;
   }
 
   private separate(): void {
@@ -361,6 +370,12 @@ class Collector implements TokenizerCallbacks {
 
   onattribname(start: number, end: number): void {
     if (!hasAttributes(this.kind)) return;
+    const length = end - start;
+    // rel, href/name/lang, content, http-equiv: skip class, id, style ... without slicing them.
+    if (length !== 3 && length !== 4 && length !== 7 && length !== 10) {
+      this.attr = A_NONE;
+      return;
+    }
     const attr = attrOf(this.kind, this.slice(start, end).toLowerCase());
     // The first occurrence of an attribute wins (HTML spec: duplicates are dropped).
     this.attr = attr !== A_NONE && this.attrs[attr] === undefined ? attr : A_NONE;
@@ -573,6 +588,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
   const baseUrl = resolveBase(options.pageUrl, collector.baseHref);
   const pageNofollow = collector.nofollow || options.headerNofollow === true;
 
+  const baseSansFragment = normalizeUrl("", baseUrl, { maxLength: maxUrlLength });
   const links: string[] = [];
   const droppedLinks: Record<string, number> = {};
   const seen = new Set<string>();
@@ -585,12 +601,18 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
       bump(droppedLinks, "too-long");
       continue;
     }
-    const result = normalizeUrlDetailed(href, baseUrl, { maxLength: maxUrlLength });
-    if (!result.ok) {
-      bump(droppedLinks, result.reason);
-      continue;
+    let url: string;
+    if (href.charCodeAt(0) === 0x23 /* # */ && baseSansFragment !== null) {
+      // In-page anchors (docs pages have hundreds) all resolve to the base itself: skip the parser.
+      url = baseSansFragment;
+    } else {
+      const result = normalizeUrlDetailed(href, baseUrl, { maxLength: maxUrlLength });
+      if (!result.ok) {
+        bump(droppedLinks, result.reason);
+        continue;
+      }
+      url = result.url;
     }
-    const url = result.url;
     if (url === pageUrl) {
       bump(droppedLinks, "self");
     } else if (seen.has(url)) {

@@ -58,6 +58,12 @@ describe("parsePage", () => {
     }
   });
 
+  it("decodes ISO-8859-1 labelled pages as windows-1252 (0x80 is the euro sign), as browsers do", () => {
+    const body = Buffer.concat([Buffer.from("<title>"), Buffer.from([0x80, 0x20, 0x93, 0x71, 0x94]), Buffer.from("</title>")]);
+    const r = parsePage(input(body, [["Content-Type", "text/html; charset=ISO-8859-1"]]), OPTIONS);
+    expect([r.charset, r.charsetSource, r.title]).toEqual(["windows-1252", "header", "€ “q”"]);
+  });
+
   it("honours a BOM over everything else", () => {
     const body = Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from('<meta charset="windows-1251"><title>naïve</title>')]);
     const r = parsePage(input(body, [["Content-Type", "text/html; charset=shift_jis"]]), OPTIONS);
