@@ -15,6 +15,11 @@ export interface NodeConfig {
   prefix: string;
   maxPages?: number;
   delayMs: number;
+  /**
+   * Added to every politeness gap. Timers fire late on busy machines and a server may log a
+   * response's end after the bytes left it: the margin keeps the gap the server sees >= delay.
+   */
+  politenessMarginMs: number;
   /** Upper bound for robots.txt Crawl-delay (ms). */
   maxCrawlDelayMs: number;
   hostConcurrency: number;
@@ -63,6 +68,7 @@ export function defaultConfig(): NodeConfig {
     out: "out",
     prefix: "sc:",
     delayMs: 1000,
+    politenessMarginMs: 50,
     maxCrawlDelayMs: 60_000,
     hostConcurrency: 1,
     userAgent: DEFAULT_USER_AGENT,
@@ -108,6 +114,7 @@ export function validateConfig(c: NodeConfig): string[] {
     const v = c[k];
     if (typeof v !== "number" || !Number.isInteger(v) || v < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(v)}`);
   }
+  if (!Number.isFinite(c.politenessMarginMs) || c.politenessMarginMs < 0) errors.push(`politenessMarginMs: expected milliseconds >= 0, got ${c.politenessMarginMs}`);
   if (!Number.isFinite(c.delayMs) || c.delayMs < 0) errors.push(`delay: expected milliseconds >= 0, got ${c.delayMs}`);
   if (c.maxPages !== undefined && (!Number.isInteger(c.maxPages) || c.maxPages < 1)) errors.push(`max-pages: expected a positive integer, got ${c.maxPages}`);
   if (!(c.falsePositiveRate > 0 && c.falsePositiveRate < 0.5)) errors.push(`falsePositiveRate: expected 0 < p < 0.5, got ${c.falsePositiveRate}`);

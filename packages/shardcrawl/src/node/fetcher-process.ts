@@ -29,6 +29,11 @@ async function main(): Promise<void> {
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
   const inFlight = new Set<Promise<void>>();
+  // The end of a response, as the host's politeness clock should see it (see politenessMarginMs).
+  const endNow = () => Date.now() + config.politenessMarginMs;
+  // Wakes the pull loop when a fetch completes: its host may be due again soon.
+  let wake: () => void = () => undefined;
+  const nextWake = () => new Promise<void>((r) => (wake = r));
 
   async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
     const memo = robotsMemo.get(origin);
@@ -59,7 +64,7 @@ async function main(): Promise<void> {
       await frontier.setRobots(origin, entry, ttlMs);
       const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
       if (compiled.crawlDelayMs !== undefined) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
-      await frontier.requeue(lease, Date.now());
+      await frontier.requeue(lease, endNow());
       return;
     }
     if (robots.kind === "disallow-all") {
@@ -73,7 +78,7 @@ async function main(): Promise<void> {
       return;
     }
     const res = await client.fetch(lease.url);
-    const end = Date.now();
+    const end = endNow();
     if (!res.ok) {
       await pageLog.append(failureLine(lease, res.errorClass, res.detail, res.timings));
       await frontier.fail(lease, end, { requested: true, errorClass: res.errorClass });
@@ -88,9 +93,12 @@ async function main(): Promise<void> {
       .catch(async (err: unknown) => {
         // A bug or a Redis failure: return the URL rather than lose it.
         ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
-        await frontier.requeue(lease, Date.now()).catch(() => undefined);
+        await frontier.requeue(lease, endNow()).catch(() => undefined);
       })
-      .finally(() => inFlight.delete(p));
+      .finally(() => {
+        inFlight.delete(p);
+        wake();
+      });
     inFlight.add(p);
   }
 
@@ -108,8 +116,9 @@ async function main(): Promise<void> {
     const leases = await frontier.lease(Math.min(free, 64), Date.now());
     for (const l of leases) track(l);
     if (leases.length === 0) {
+      const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
-      await Promise.race([sleep(Math.max(5, Math.min(wait ?? 200, 200))), ctx.stopRequested]);
+      await Promise.race([sleep(Math.max(2, Math.min(wait ?? 250, 250))), woken, ctx.stopRequested]);
     }
   }
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
