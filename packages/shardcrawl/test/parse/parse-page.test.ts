@@ -146,4 +146,26 @@ describe("parsePage", () => {
     const broken = parsePage({ url: URL_, status: 200, headers: null as unknown as Array<[string, string]>, body: Buffer.from("x") }, OPTIONS);
     expect(broken.error).toBe("other");
   });
+
+  it("stays bounded on hostile shapes that span many decode chunks", () => {
+    const M = 3_000_000;
+    const shapes: Record<string, string> = {
+      longTagName: "<" + "a".repeat(M),
+      longAttributeName: "<a " + "b".repeat(M),
+      longCloseTag: "</" + "c".repeat(M),
+      almostClosedScript: "<script>" + "</scrip".repeat(M / 7),
+      titleOfEntities: "<title>" + "&amp;".repeat(M / 5),
+      unclosedComment: "<!--" + "-".repeat(M),
+      whitespace: "<p>" + " \n".repeat(M / 2),
+      astralEntities: "<p>" + "&#x1F600;".repeat(M / 9),
+      manyLinks: Array.from({ length: M / 20 }, (_, i) => `<a href="/${i}">`).join(""),
+    };
+    for (const [name, html] of Object.entries(shapes)) {
+      const r = parsePage(input(html), { ...OPTIONS, maxLinks: 1000 });
+      expect(r.error, name).toBeUndefined();
+      expect(r.links.length, name).toBeLessThanOrEqual(1000);
+      expect(r.textLength, name).toBeLessThanOrEqual(100_000);
+      expect((r.title ?? "").length, name).toBeLessThanOrEqual(1024);
+    }
+  });
 });
