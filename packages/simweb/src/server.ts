@@ -175,11 +175,28 @@ export class SimwebApp {
     rt.inflight++;
     entry.inflight = rt.inflight;
     let done = false;
+    let released = false;
+    // A response ends, for politeness purposes, when the server hands over its last bytes: the
+    // moment res.end() is called. The "finish" event can run many ms later on a busy machine (the
+    // client may already have read the response and sent its next request), which would make the
+    // logged gap look shorter than it was.
+    let endCalledAt = 0;
+    const release = (): void => {
+      if (released) return;
+      released = true;
+      rt.inflight--;
+    };
+    const originalEnd = res.end.bind(res) as (...a: unknown[]) => ServerResponse;
+    res.end = ((...args: unknown[]) => {
+      if (!endCalledAt) endCalledAt = Date.now();
+      release();
+      return originalEnd(...args);
+    }) as typeof res.end;
     const complete = (status: number): void => {
       if (done) return;
       done = true;
-      rt.inflight--;
-      entry.end = Date.now();
+      release();
+      entry.end = status !== 0 && endCalledAt ? endCalledAt : Date.now();
       entry.status = status;
       this.log?.write(entry);
     };
