@@ -19,6 +19,8 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --scope <domains|hosts|any> stay inside the seeds' registrable domains (default), hosts, or go anywhere
   --ca-file <pem>             an extra trusted CA
   --max-page-bytes <n>        cut larger bodies while streaming and mark them truncated
+  --fetch-timeout <ms>        total time cap of one fetch (default 60000; connect, headers and
+                              body-idle timeouts are capped by it too)
   --fetchers <n>              fetcher processes (default from the core count)
   --parsers <n>               parser processes (default from the core count)
   --parser-threads <n>        worker threads per parser process (default 1)
@@ -57,6 +59,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         scope: { type: "string" },
         "ca-file": { type: "string" },
         "max-page-bytes": { type: "string" },
+        "fetch-timeout": { type: "string" },
         fetchers: { type: "string" },
         parsers: { type: "string" },
         "parser-threads": { type: "string" },
@@ -91,6 +94,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (v.scope !== undefined) c.scope = v.scope as Scope;
   if (v["ca-file"] !== undefined) c.caFile = v["ca-file"];
   c.maxPageBytes = int("max-page-bytes", v["max-page-bytes"]) ?? c.maxPageBytes;
+  const total = int("fetch-timeout", v["fetch-timeout"]);
+  if (total !== undefined) {
+    const t = c.timeouts;
+    c.timeouts = { connectMs: Math.min(t.connectMs, total), headersMs: Math.min(t.headersMs, total), bodyMs: Math.min(t.bodyMs, total), totalMs: total };
+  }
   c.fetchers = int("fetchers", v.fetchers) ?? c.fetchers;
   c.parsers = int("parsers", v.parsers) ?? c.parsers;
   c.parserThreads = int("parser-threads", v["parser-threads"]) ?? c.parserThreads;
