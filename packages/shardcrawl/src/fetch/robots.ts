@@ -55,6 +55,11 @@ export interface RobotsFetchOptions {
   maxRetryMs?: number;
   /** Time cap for each robots.txt request (default: the client's totalMs). */
   totalMs?: number;
+  /**
+   * Wait between the end of a redirect response and the request to its target: each hop is a
+   * request to a host, and politeness holds for robots.txt too (default 0).
+   */
+  redirectDelayMs?: number;
   now?: () => number;
 }
 
@@ -115,6 +120,7 @@ export async function fetchRobots(
         return unreachable(redirects, "redirect-invalid", `redirect to ${next.protocol}`, status);
       }
       url = next;
+      if (opts.redirectDelayMs) await new Promise((r) => setTimeout(r, opts.redirectDelayMs));
       continue;
     }
     if (status === 429 || status >= 500) {

@@ -60,7 +60,9 @@ async function main(): Promise<void> {
     const robots = await robotsFor(origin);
     if (!robots) {
       // robots.txt is this slot's request; the page waits for the host's next turn.
-      const { entry, ttlMs } = await fetchRobots(client, origin, config.userAgent);
+      const { entry, ttlMs } = await fetchRobots(client, origin, config.userAgent, {
+        redirectDelayMs: config.delayMs + config.politenessMarginMs,
+      });
       await frontier.setRobots(origin, entry, ttlMs);
       const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
       if (compiled.crawlDelayMs !== undefined) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);

@@ -63,10 +63,20 @@ export class TerminalProgress {
     private readonly startedAt: number,
   ) {}
 
+  private lastPlain = 0;
+
   update(s: ProgressSample): void {
     this.line.add(s);
     if (!this.enabled) return;
     const text = this.line.render(this.startedAt);
+    if (!this.stream.isTTY) {
+      // Not a terminal (a log file, CI): one plain line every 5 s instead of redrawing in place.
+      if (s.t - this.lastPlain >= 5000) {
+        this.lastPlain = s.t;
+        this.stream.write(`${text}\n`);
+      }
+      return;
+    }
     const width = this.stream.columns ? this.stream.columns - 1 : 200;
     const out = text.length > width ? text.slice(0, width) : text;
     this.stream.write(`\r${out}${" ".repeat(Math.max(0, this.lastLen - out.length))}`);
@@ -74,7 +84,7 @@ export class TerminalProgress {
   }
 
   done(): void {
-    if (this.enabled && this.lastLen) this.stream.write("\n");
+    if (this.enabled && this.lastLen && this.stream.isTTY) this.stream.write("\n");
     this.lastLen = 0;
   }
 

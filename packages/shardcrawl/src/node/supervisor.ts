@@ -152,7 +152,7 @@ export function formatSummary(s: CrawlSummary): string {
   const st = s.stats;
   return [
     `shardcrawl ${s.node}: ${s.reason} after ${formatDuration(s.elapsedMs)}`,
-    `  pages fetched ${st.fetched} (${s.pagesPerSecond.toFixed(1)}/s), parsed ${st.parsed}, failed ${st.failed}, robots-disallowed ${st.robotsDisallowed}`,
+    `  pages fetched ${st.fetched} (${s.pagesPerSecond.toFixed(1)}/s), parsed ${st.parsed}, fetch errors ${st.errors}, refused by robots.txt ${st.robotsDisallowed}`,
     `  URLs discovered ${st.discovered}, still queued ${st.queued} in ${st.hostsQueued} hosts, out of scope ${st.outOfScope}`,
     `  child restarts ${s.restarts}; output in ${s.out} (warc/, pages/, summary.json)`,
   ].join("\n");

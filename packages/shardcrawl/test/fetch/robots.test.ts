@@ -136,6 +136,7 @@ describe("fetchRobots over HTTP", () => {
   let otherPort: number;
   let client: HttpClient;
   const userAgents: string[] = [];
+  const arrivals: Array<{ host: string; at: number }> = [];
   const bigBody = (() => {
     // 1 MB: an allowed prefix, then a rule that starts before the 500 KiB cut and ends after
     // it, then a rule wholly beyond it.
@@ -153,6 +154,7 @@ describe("fetchRobots over HTTP", () => {
     otherPort = await listen(other);
     server = http.createServer((req, res) => {
       userAgents.push(req.headers["user-agent"] ?? "");
+      arrivals.push({ host: (req.headers.host ?? "").split(":")[0] ?? "", at: Date.now() });
       const host = (req.headers.host ?? "").split(":")[0] ?? "";
       const hop = /^\/hop(\d+)\/robots.txt$/.exec(req.url ?? "");
       if (host === "rules.test") res.end("User-agent: *\nDisallow: /private\n");
@@ -241,6 +243,16 @@ describe("fetchRobots over HTTP", () => {
     await shutdown(silent);
     expect(r.entry.kind).toBe("disallow-all");
     expect(r.errorClass).toBe("headers-timeout");
+  });
+
+  it("waits the politeness delay before following each redirect hop", async () => {
+    arrivals.length = 0;
+    const r = await fetchRobots(client, origin("chain5"), UA, { redirectDelayMs: 150 });
+    expect(r.redirects).toBe(5);
+    const times = arrivals.filter((a) => a.host === "chain5.test").map((a) => a.at);
+    expect(times).toHaveLength(6);
+    // The server sees each hop at least the delay after the previous one (responses are instant).
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeGreaterThanOrEqual(150);
   });
 
   it("follows up to 5 redirects", async () => {
