@@ -26,6 +26,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --parser-threads <n>        worker threads per parser process (default 1)
   --fetcher-concurrency <n>   requests in flight per fetcher process (default 256)
   --redis <url>               use this Redis instead of starting one under --out
+  --lease-ttl <ms>            a leased URL returns to its queue if not done by then (default 120000)
   --expected-urls <n>         Bloom filter capacity (default 10000000)
   --status-port <n>           /metrics and /status on 127.0.0.1 (default: any free port)
   --progress <auto|on|off>    live progress (auto: only on a terminal)
@@ -65,6 +66,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "parser-threads": { type: "string" },
         "fetcher-concurrency": { type: "string" },
         redis: { type: "string" },
+        "lease-ttl": { type: "string" },
         "expected-urls": { type: "string" },
         "status-port": { type: "string" },
         progress: { type: "string" },
@@ -104,6 +106,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.parserThreads = int("parser-threads", v["parser-threads"]) ?? c.parserThreads;
   c.fetcherConcurrency = int("fetcher-concurrency", v["fetcher-concurrency"]) ?? c.fetcherConcurrency;
   c.expectedUrls = int("expected-urls", v["expected-urls"]) ?? c.expectedUrls;
+  c.leaseTtlMs = int("lease-ttl", v["lease-ttl"]) ?? c.leaseTtlMs;
   c.statusPort = int("status-port", v["status-port"]) ?? c.statusPort;
   if (v.progress !== undefined) {
     if (!["auto", "on", "off"].includes(v.progress)) throw new UsageError(`--progress: expected auto, on or off, got ${JSON.stringify(v.progress)}`);

@@ -39,6 +39,13 @@ export function childContext(): ChildContext {
     }
   });
   process.on("disconnect", () => process.exit(0));
+  // The supervisor may have died before this handler existed (a kill right after the fork): then
+  // no "disconnect" event comes. Check the channel now, and the parent's pid every second.
+  const parent = Number(process.env.SHARDCRAWL_SUPERVISOR_PID ?? process.ppid);
+  if (!process.connected || process.ppid !== parent) process.exit(0);
+  setInterval(() => {
+    if (process.ppid !== parent) process.exit(0);
+  }, 1000).unref();
   process.on("SIGTERM", () => {
     if (!stopping) {
       stopping = true;

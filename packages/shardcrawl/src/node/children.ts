@@ -54,6 +54,7 @@ export class ChildGroup {
       SHARDCRAWL_REDIS_URL: this.redisUrl,
       SHARDCRAWL_ROLE: slot.spec.role,
       SHARDCRAWL_INDEX: String(slot.spec.index),
+      SHARDCRAWL_SUPERVISOR_PID: String(process.pid),
     };
     const proc = fork(slot.spec.script, [], { env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
     slot.proc = proc;

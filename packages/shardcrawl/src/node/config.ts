@@ -122,6 +122,8 @@ export function validateConfig(c: NodeConfig): string[] {
   if (!c.userAgent.trim()) errors.push("user-agent: must not be empty");
   if (c.warcGzipLevel < 0 || c.warcGzipLevel > 9) errors.push(`warcGzipLevel: expected 0..9, got ${c.warcGzipLevel}`);
   if (c.maxRedirects < 0) errors.push(`maxRedirects: expected >= 0, got ${c.maxRedirects}`);
+  // A lease shorter than the slowest legitimate fetch would hand healthy work out twice.
+  if (c.leaseTtlMs <= c.timeouts.totalMs) errors.push(`lease-ttl: must be longer than the fetch timeout (${c.timeouts.totalMs} ms), got ${c.leaseTtlMs}`);
   for (const [k, v] of Object.entries(c.timeouts)) {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }

@@ -14,6 +14,8 @@ export interface RedisHandle {
   pid: number;
   /** True when we started this server (and so should stop it). */
   owned: boolean;
+  /** Restarts the server (same port, password and AOF) whenever it dies, until stop(). */
+  watch(onRestart: (reason: string) => void): void;
   stop(): Promise<void>;
 }
 
@@ -38,10 +40,36 @@ export async function freeLoopbackPort(): Promise<number> {
 function alive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
   }
+  // A zombie (killed, not yet reaped: common when its parent died and PID 1 does not reap) is dead.
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z";
+  } catch {
+    return true;
+  }
+}
+
+/** True when pid is a live redis-server (not a recycled pid of some other program). */
+function isRedisServer(pid: number): boolean {
+  if (!alive(pid)) return false;
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, "utf8").startsWith("redis-server");
+  } catch {
+    return false;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
+
+async function portFree(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const srv = createServer();
+    srv.once("error", () => resolve(false));
+    srv.listen(port, "127.0.0.1", () => srv.close(() => resolve(true)));
+  });
 }
 
 async function ping(url: string, timeoutMs: number): Promise<boolean> {
@@ -66,16 +94,60 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
   const dir = join(outDir, "redis");
   mkdirSync(dir, { recursive: true });
   const connPath = join(dir, "connection.json");
+  let conn: ConnectionFile | null = null;
   if (existsSync(connPath)) {
     const prev = JSON.parse(readFileSync(connPath, "utf8")) as ConnectionFile;
-    if (alive(prev.pid) && (await ping(urlOf(prev), 2000))) {
-      return {
-        url: urlOf(prev), pid: prev.pid, owned: true,
-        stop: () => stopRedis(urlOf(prev), prev.pid),
-      };
+    if (isRedisServer(prev.pid)) {
+      // Our previous Redis outlived its supervisor. It may still be loading its AOF: wait for it.
+      // Never start a second server on the same AOF files while it lives.
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline && isRedisServer(prev.pid) && !(await ping(urlOf(prev), 1000))) await sleep(200);
+      if (isRedisServer(prev.pid) && (await ping(urlOf(prev), 2000))) conn = prev;
+      else if (isRedisServer(prev.pid)) {
+        process.kill(prev.pid, "SIGKILL");
+        while (isRedisServer(prev.pid)) await sleep(50);
+      }
     }
+    // Reuse port and password when we can, so anything still holding the old URL reconnects.
+    if (!conn && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0 };
   }
-  const conn: ConnectionFile = { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0 };
+  if (!conn || conn.pid === 0) {
+    conn ??= { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0 };
+    await spawnRedis(dir, conn, opts);
+    writeFileSync(connPath, JSON.stringify(conn), { mode: 0o600 });
+  }
+  const c = conn;
+  const url = urlOf(c);
+  let watchdog: NodeJS.Timeout | undefined;
+  let restarting = false;
+  return {
+    url,
+    get pid() {
+      return c.pid;
+    },
+    owned: true,
+    watch(onRestart) {
+      // The children reconnect on their own (ioredis retries): the server comes back on the same
+      // port with the same password and replays its AOF, so no process needs to learn anything new.
+      watchdog = setInterval(() => {
+        if (restarting || isRedisServer(c.pid)) return;
+        restarting = true;
+        onRestart(`redis-server (pid ${c.pid}) is gone; restarting it on port ${c.port}`);
+        spawnRedis(dir, c, opts)
+          .then(() => writeFileSync(connPath, JSON.stringify(c), { mode: 0o600 }))
+          .catch((err: unknown) => onRestart(`restarting redis-server failed: ${(err as Error).message}; retrying`))
+          .finally(() => (restarting = false));
+      }, 500);
+      watchdog.unref();
+    },
+    stop: () => {
+      if (watchdog) clearInterval(watchdog);
+      return stopRedis(url, c.pid);
+    },
+  };
+}
+
+async function spawnRedis(dir: string, conn: ConnectionFile, opts: { maxmemoryBytes?: number }): Promise<void> {
   const args = [
     "--port", String(conn.port),
     "--bind", "127.0.0.1",
@@ -95,17 +167,15 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
   child.unref();
   const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
   conn.pid = child.pid ?? 0;
-  writeFileSync(connPath, JSON.stringify(conn), { mode: 0o600 });
   const url = urlOf(conn);
   const deadline = Date.now() + 60_000;
   for (;;) {
     const failed = await Promise.race([spawnError, new Promise<null>((r) => setTimeout(() => r(null), 50))]);
     if (failed) throw new Error(`could not start redis-server: ${failed.message} (is redis-server installed?)`);
     if (child.exitCode !== null) throw new Error(`redis-server exited with code ${child.exitCode}; see ${join(dir, "redis.log")}`);
-    if (await ping(url, 1000)) break;
+    if (await ping(url, 1000)) return;
     if (Date.now() > deadline) throw new Error(`redis-server did not become ready within 60 s; see ${join(dir, "redis.log")}`);
   }
-  return { url, pid: conn.pid, owned: true, stop: () => stopRedis(url, conn.pid) };
 }
 
 async function stopRedis(url: string, pid: number): Promise<void> {

@@ -51,6 +51,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   if (!redisUrl) {
     redisHandle = await startNodeRedis(config.out);
     redisUrl = redisHandle.url;
+    redisHandle.watch(say);
   }
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: "supervisor" });
   const frontier: NodeFrontier = await openFrontier(redis, config);
