@@ -10,3 +10,4 @@ export * from "./content-rules.js";
 export * from "./validators.js";
 export * from "./scheduler.js";
 export * from "./simulate.js";
+export * from "./http-revisit.js";
