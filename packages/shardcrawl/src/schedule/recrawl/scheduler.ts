@@ -15,7 +15,8 @@ import { type ChangeHistory, type GammaPrior, emptyHistory, estimateRate, groupP
 import { optimalFrequencies } from "./optimum.js";
 import { DAY_MS, freshnessGain, pStale } from "./poisson.js";
 
-export type VisitReason = "discovery" | "priority" | "reestimate" | "validation";
+/** Why a visit was planned; "probe" and "reestimate" share the re-estimation reserve. */
+export type VisitReason = "discovery" | "priority" | "reestimate" | "probe" | "validation";
 
 export interface PlannedVisit {
   url: string;
@@ -50,7 +51,7 @@ export interface SchedulerConfig {
 
 export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, "budgetPerDay"> = {
   cycleMs: 15 * 60_000,
-  reserves: { discovery: 0.05, reestimate: 0.03, validation: 0.02 },
+  reserves: { discovery: 0.05, reestimate: 0.05, validation: 0.02 },
   staticRatePerDay: 1 / 180,
   reestimateAfterDays: 30,
   replanEveryMs: DAY_MS,
@@ -82,6 +83,12 @@ export interface ValidationReport {
   brier: number;
 }
 
+/** Changed at (nearly) every visit: the rate estimate is a lower bound. */
+function isSaturated(e: PageEntry): boolean {
+  const h = e.history;
+  return h.observations >= 3 && h.changes >= 0.9 * h.observations;
+}
+
 /** mulberry32: small, seeded, good enough for sampling. */
 function rng(seed: number): () => number {
   let a = seed >>> 0;
@@ -104,6 +111,7 @@ export class RecrawlScheduler {
   private readonly validation: ValidationReport = { visits: 0, predictedChanges: 0, observedChanges: 0, brier: 0 };
   private readonly random: () => number;
   private carry = 0;
+  private maxCost = 0;
   private readonly reserveCredit = { discovery: 0, reestimate: 0, validation: 0 };
   private lastReplanMs = -Infinity;
 
@@ -128,6 +136,7 @@ export class RecrawlScheduler {
     };
     this.pages.push(e);
     this.byUrl.set(url, e);
+    this.maxCost = Math.max(this.maxCost, e.cost);
     this.lastReplanMs = -Infinity; // new pages change the plan
   }
 
@@ -195,36 +204,47 @@ export class RecrawlScheduler {
       return true;
     };
 
-    // Each reserve earns its share every cycle and keeps the credit while it has candidates (a
-    // 2% share of a small cycle is less than one visit); credit without candidates goes to main.
+    // Each reserve earns its share every cycle and keeps up to max(one visit, an hour's share) of
+    // credit (a 2% share of a short cycle is less than one visit); the rest flows to main.
     const cycleBudget = budget;
     let handedBack = 0;
-    const reserve = (kind: "discovery" | "reestimate" | "validation", candidates: readonly PageEntry[], pick: () => PageEntry | undefined): void => {
+    const reserve = (kind: "discovery" | "reestimate" | "validation", candidates: readonly PageEntry[], pick: () => PageEntry | undefined, reasonOf: (e: PageEntry) => VisitReason = () => kind): void => {
       const slice = { left: this.reserveCredit[kind] + cycleBudget * c.reserves[kind] };
-      if (candidates.length === 0) {
-        this.reserveCredit[kind] = 0;
-        handedBack += slice.left;
-        return;
-      }
       for (let tries = 0; slice.left > 0 && tries < 4 * candidates.length; tries++) {
         const e = pick();
         if (!e) break;
         if (e.cost > slice.left) break;
-        tryTake(e, kind, slice);
+        tryTake(e, reasonOf(e), slice);
       }
-      this.reserveCredit[kind] = Math.min(slice.left, c.budgetPerDay * c.reserves[kind]);
+      const cap = Math.max(this.maxCost, (c.budgetPerDay * c.reserves[kind]) / 24);
+      this.reserveCredit[kind] = Math.min(slice.left, cap);
+      handedBack += slice.left - this.reserveCredit[kind];
     };
     // 1. discovery: never-visited pages, oldest discovery first.
     const fresh = this.pages.filter((e) => e.lastVisitMs === null).sort((a, b) => a.discoveredMs - b.discoveredMs);
     let di = 0;
     reserve("discovery", fresh, () => fresh[di++]);
-    // 2. re-estimation: believed-static pages not seen for long, longest unseen first.
+    // 2. re-estimation: believed-static pages not seen for long (longest unseen first), then
+    //    "saturated" pages that changed at (nearly) every visit: their estimate is only a lower
+    //    bound, and revisiting at the planned interval would keep it one, so probe them sooner
+    //    (a twentieth of the estimated mean change interval: a change seen that soon is strong
+    //    evidence of a fast page, no change is cheap evidence of a slow one) while the plan
+    //    still wants them.
     const staleAfter = c.reestimateAfterDays * DAY_MS;
     const statics = this.pages
       .filter((e) => e.lastVisitMs !== null && e.rate < c.staticRatePerDay && nowMs - e.lastVisitMs >= staleAfter)
       .sort((a, b) => (a.lastVisitMs as number) - (b.lastVisitMs as number));
+    const probes = this.pages
+      .filter((e) => {
+        if (e.lastVisitMs === null || !isSaturated(e) || !Number.isFinite(e.plannedIntervalDays)) return false;
+        const elapsedRate = ((nowMs - e.lastVisitMs) / DAY_MS) * e.rate; // in mean change intervals
+        return elapsedRate >= 0.05 && elapsedRate <= 0.5; // a probe only makes sense soon after a visit
+      })
+      .sort((a, b) => (b.lastVisitMs as number) - (a.lastVisitMs as number));
+    statics.unshift(...probes); // probes first: their window is short, believed-static pages can wait
     let si = 0;
-    reserve("reestimate", statics, () => statics[si++]);
+    const probeSet = new Set(probes);
+    reserve("reestimate", statics, () => statics[si++], (e) => (probeSet.has(e) ? "probe" : "reestimate"));
     // 3. validation: a uniform random sample of known pages, whatever their score.
     const known = this.pages.filter((e) => e.lastVisitMs !== null && !taken.has(e));
     reserve("validation", known, () => known[Math.floor(this.random() * known.length)]);
