@@ -11,3 +11,5 @@ export * from "./validators.js";
 export * from "./scheduler.js";
 export * from "./simulate.js";
 export * from "./http-revisit.js";
+export * from "./history-codec.js";
+export * from "./history-store.js";
