@@ -81,7 +81,7 @@ const digester = new R.ContentDigester();
 const validators = new R.HostValidators();
 const sched = new R.RecrawlScheduler({ budgetPerDay: budgetPerPage * pages.length, cycleMs: HOUR, hostDelayMs: () => MIN });
 const truthVersion = new Map();
-const meter = new R.FreshnessMeter({ versionAt: (u, t) => world.pageVersionAt(u, t), changeTimes: (u, a, b) => world.changeTimes(u, a, b), ratePerDay: (u) => world.changeRate(u).perDay }, clock.now() + DAY, clock.now() + days * DAY);
+const meter = new R.FreshnessMeter({ versionAt: (u, t) => world.pageVersionAt(u, t), changeTimes: (u, a, b) => world.changeTimes(u, a, b), ratePerDay: (u) => world.changeRate(u).perDay }, clock.now() + Math.min(DAY, (days * DAY) / 5), clock.now() + days * DAY);
 const tally = { fetches: 0, errors: 0, mismatches: 0, observations: 0, churnUnchanged: 0 };
 const lastRealByHost = new Map();
 const MIN_REAL_GAP_MS = 20; // real-time politeness towards each simweb host

@@ -13,7 +13,7 @@ import {
 let server: TestRedis;
 let redis: Redis;
 let n = 0;
-const store = () => new RecrawlHistoryStore(redis, `t${++n}:`);
+const store = () => new RecrawlHistoryStore(redis, `t${++n}:`, 1000);
 const T0 = Date.UTC(2025, 0, 1);
 const hex = (i: number) => i.toString(16).padStart(16, "0");
 
@@ -84,6 +84,11 @@ describe("history store (real redis-server)", () => {
     expect(host).toMatchObject({ fetches: 4, changes: 1, unchanged: 2, notModified: 1, bytes: 3200, fetchesPerChange: 4, bytesPerChange: 3200, validators: { honoured: 1, ignored: 1, churningEtag: 0 } });
     expect(host.notModifiedShare).toBe(0.25);
     expect((await s.metrics()).fetches).toBe(5);
+    // the outcome stream the node's scheduler learns from
+    const out = await s.outcomes();
+    expect(out.map((o) => o.changed)).toEqual([null, false, true, false, null]);
+    expect(out[2]).toMatchObject({ url, atMs: T0 + 2 * DAY_MS });
+    expect(await s.outcomes(out[3]!.id)).toHaveLength(1);
     await expect(s.recordVisit("https://a.test/new", { ...v, atMs: T0, status: 304, bytes: 0 })).rejects.toThrow(/no stored copy/);
   });
 
@@ -125,10 +130,11 @@ describe("history store (real redis-server)", () => {
     // A writer holding an outdated read is refused by the script and changes nothing.
     const run = (redis as unknown as Record<string, (...a: unknown[]) => Promise<number>>).shardcrawlRecrawl_recordVisit!.bind(redis);
     const prefix = `t${n}:`;
-    const res = await run(`${prefix}rh:d.test`, `${prefix}rm:d.test`, `${prefix}rm`, "/x", encodeHistory({ ...h, lastVisitMs: T0 + 9 * DAY_MS }), Math.round(T0 / 1000), "fetches", 1);
+    const res = await run(`${prefix}rh:d.test`, `${prefix}rm:d.test`, `${prefix}rm`, `${prefix}rv`, "/x", encodeHistory({ ...h, lastVisitMs: T0 + 9 * DAY_MS }), Math.round(T0 / 1000), 1000, url, "1", T0 + 9 * DAY_MS, "fetches", 1);
     expect(res).toBe(0);
     expect((await s.metrics("d.test")).fetches).toBe(3);
     expect((await s.get(url))!.lastVisitMs).toBe(h.lastVisitMs);
+    expect(await s.outcomes()).toHaveLength(3);
   });
 
   it("bytes per URL: measured with MEMORY USAGE for a host of 1,000 URLs", async () => {

@@ -12,7 +12,7 @@ import type { Evidence } from "./validators.js";
 
 const SCRIPT = readFileSync(new URL("../../../src/schedule/recrawl/lua/record_visit.lua", import.meta.url), "utf8");
 const COMMAND = "shardcrawlRecrawl_recordVisit";
-type RecordVisitCommand = (k1: string, k2: string, k3: string, ...args: Array<string | Buffer | number>) => Promise<number>;
+type RecordVisitCommand = (k1: string, k2: string, k3: string, k4: string, ...args: Array<string | Buffer | number>) => Promise<number>;
 
 export interface VisitRecord {
   atMs: number;
@@ -60,14 +60,29 @@ function splitUrl(url: string): { host: string; field: string } {
 
 export class RecrawlHistoryStore {
   private readonly run: RecordVisitCommand;
-  constructor(private readonly redis: Redis, private readonly prefix = "") {
+  /**
+   * `outcomeStreamCap` > 0 also appends every recorded visit (url, changed, time) to the capped
+   * stream P rv, from which the node's scheduler learns (see docs/recrawl.md).
+   */
+  constructor(private readonly redis: Redis, private readonly prefix = "", private readonly outcomeStreamCap = 0) {
     const r = redis as unknown as Record<string, unknown>;
-    if (typeof r[COMMAND] !== "function") redis.defineCommand(COMMAND, { numberOfKeys: 3, lua: SCRIPT });
+    if (typeof r[COMMAND] !== "function") redis.defineCommand(COMMAND, { numberOfKeys: 4, lua: SCRIPT });
     this.run = (r[COMMAND] as RecordVisitCommand).bind(redis);
   }
 
-  private keys(host: string): [string, string, string] {
-    return [`${this.prefix}rh:${host}`, `${this.prefix}rm:${host}`, `${this.prefix}rm`];
+  private keys(host: string): [string, string, string, string] {
+    return [`${this.prefix}rh:${host}`, `${this.prefix}rm:${host}`, `${this.prefix}rm`, `${this.prefix}rv`];
+  }
+
+  /** Visit outcomes after stream id `afterId` ("0" = from the start), oldest first. */
+  async outcomes(afterId = "0", count = 1000): Promise<Array<{ id: string; url: string; changed: boolean | null; atMs: number }>> {
+    const rows = await this.redis.xrange(`${this.prefix}rv`, `(${afterId}`, "+", "COUNT", count);
+    return rows.map(([id, f]) => {
+      const m = new Map<string, string>();
+      for (let i = 0; i + 1 < f.length; i += 2) m.set(f[i] as string, f[i + 1] as string);
+      const c = m.get("c");
+      return { id, url: m.get("u") ?? "", changed: c === "1" ? true : c === "0" ? false : null, atMs: Number(m.get("t")) };
+    });
   }
 
   async get(url: string): Promise<UrlHistory | undefined> {
@@ -82,7 +97,7 @@ export class RecrawlHistoryStore {
    */
   async recordVisit(url: string, v: VisitRecord): Promise<RecordResult> {
     const { host, field } = splitUrl(url);
-    const [hk, mk, gk] = this.keys(host);
+    const [hk, mk, gk, sk] = this.keys(host);
     for (let attempt = 0; attempt < 3; attempt++) {
       const oldBuf = await this.redis.hgetBuffer(hk, field);
       const old = oldBuf ? decodeHistory(oldBuf) : undefined;
@@ -111,7 +126,8 @@ export class RecrawlHistoryStore {
       if (v.evidence === "ignored") counters.push("v_ignored", 1);
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
       const seen = old ? Math.round(old.lastVisitMs / 1000) : -1;
-      const ok = await this.run(hk, mk, gk, field, encodeHistory(rec), seen, ...counters);
+      const changedFlag = changed === null ? "-" : changed ? "1" : "0";
+      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, ...counters);
       if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };
     }
     throw new StaleHistoryError(`recrawl history: ${url} kept changing under us (3 compare-and-set failures)`);
