@@ -187,7 +187,7 @@ export class RecrawlScheduler {
     if (nowMs - this.lastReplanMs >= this.config.replanEveryMs) this.replan(nowMs);
     const c = this.config;
     const cycleEnd = nowMs + c.cycleMs;
-    let budget = (c.budgetPerDay * c.cycleMs) / DAY_MS + this.carry;
+    const budget = (c.budgetPerDay * c.cycleMs) / DAY_MS + this.carry;
     const out: PlannedVisit[] = [];
     const taken = new Set<PageEntry>();
 
@@ -206,10 +206,9 @@ export class RecrawlScheduler {
 
     // Each reserve earns its share every cycle and keeps up to max(one visit, an hour's share) of
     // credit (a 2% share of a short cycle is less than one visit); the rest flows to main.
-    const cycleBudget = budget;
     let handedBack = 0;
     const reserve = (kind: "discovery" | "reestimate" | "validation", candidates: readonly PageEntry[], pick: () => PageEntry | undefined, reasonOf: (e: PageEntry) => VisitReason = () => kind): void => {
-      const slice = { left: this.reserveCredit[kind] + cycleBudget * c.reserves[kind] };
+      const slice = { left: this.reserveCredit[kind] + budget * c.reserves[kind] };
       for (let tries = 0; slice.left > 0 && tries < 4 * candidates.length; tries++) {
         const e = pick();
         if (!e) break;
@@ -224,12 +223,12 @@ export class RecrawlScheduler {
     const fresh = this.pages.filter((e) => e.lastVisitMs === null).sort((a, b) => a.discoveredMs - b.discoveredMs);
     let di = 0;
     reserve("discovery", fresh, () => fresh[di++]);
-    // 2. re-estimation: believed-static pages not seen for long (longest unseen first), then
-    //    "saturated" pages that changed at (nearly) every visit: their estimate is only a lower
-    //    bound, and revisiting at the planned interval would keep it one, so probe them sooner
-    //    (a twentieth of the estimated mean change interval: a change seen that soon is strong
-    //    evidence of a fast page, no change is cheap evidence of a slow one) while the plan
-    //    still wants them.
+    // 2. re-estimation: first probes of "saturated" pages that changed at (nearly) every visit:
+    //    their estimate is only a lower bound, and revisiting at the planned interval would keep
+    //    it one, so probe them 0.05-0.5 estimated change intervals after a visit (a change seen
+    //    that soon is strong evidence of a fast page, no change is cheap evidence of a slower
+    //    one) while the plan still wants them; then believed-static pages not seen for long,
+    //    longest unseen first.
     const staleAfter = c.reestimateAfterDays * DAY_MS;
     const statics = this.pages
       .filter((e) => e.lastVisitMs !== null && e.rate < c.staticRatePerDay && nowMs - e.lastVisitMs >= staleAfter)
@@ -262,8 +261,8 @@ export class RecrawlScheduler {
       if (main.left < 1e-9) break;
       tryTake(e, "priority", main);
     }
-    budget = main.left;
-    this.carry = Math.min(Math.max(0, budget), (c.budgetPerDay * c.cycleMs) / DAY_MS); // bounded carry
+    // Fractions of a visit (and what busy hosts left) carry over, at most one cycle's budget.
+    this.carry = Math.min(Math.max(0, main.left), (c.budgetPerDay * c.cycleMs) / DAY_MS);
     out.sort((a, b) => a.atMs - b.atMs);
     return out;
   }
