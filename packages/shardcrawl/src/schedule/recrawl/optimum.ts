@@ -1,0 +1,77 @@
+// The optimal revisit frequencies of Cho & Garcia-Molina ("Effective page refresh policies for
+// Web crawlers", ACM TODS 2003): maximise Σ w_i F(λ_i, f_i) subject to Σ c_i f_i = B, where
+// F(λ, f) = (f/λ)(1 - e^(-λ/f)) is the time-averaged freshness of a page visited every 1/f days.
+// The Lagrangian condition ∂F/∂f = μ c_i / w_i becomes, with x = λ/f,
+//     h(x) = 1 - (1 + x) e^(-x) = μ c λ / w ,
+// and h < 1 everywhere, so a page with μ c λ / w >= 1 gets NO visits: the optimum penalises pages
+// that change too often. One bisection on μ meets the budget; one per page inverts h.
+
+export interface OptimumPage {
+  /** Change rate, changes per day. */
+  rate: number;
+  /** Value weight (> 0). */
+  value: number;
+  /** Cost of one visit in budget units (> 0). */
+  cost: number;
+}
+
+function h(x: number): number {
+  return -Math.expm1(-x) - x * Math.exp(-x);
+}
+
+/** x with h(x) = y, for y in (0, 1). */
+function hInverse(y: number): number {
+  let lo = 0;
+  let hi = 1;
+  while (h(hi) < y && hi < 1e6) hi *= 2;
+  for (let i = 0; i < 60; i++) {
+    const mid = (lo + hi) / 2;
+    if (h(mid) < y) lo = mid;
+    else hi = mid;
+  }
+  return (lo + hi) / 2;
+}
+
+/** Visits per day of one page at multiplier μ (0 for static pages and for too-fast pages). */
+export function frequencyAt(p: OptimumPage, mu: number): number {
+  if (!(p.rate > 0) || !(p.value > 0)) return 0;
+  const y = (mu * p.cost * p.rate) / p.value;
+  if (y >= 1) return 0;
+  if (y <= 0) return Infinity;
+  return p.rate / hInverse(y);
+}
+
+export interface OptimumPlan {
+  /** Visits per day per page, in input order. */
+  frequencies: Float64Array;
+  /** The Lagrange multiplier that meets the budget. */
+  mu: number;
+}
+
+/**
+ * Frequencies (visits/day) maximising value-weighted time-averaged freshness for a budget of
+ * `budgetPerDay` cost units per day. Pages whose frequency would be 0 are not worth visiting.
+ */
+export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: number): OptimumPlan {
+  const frequencies = new Float64Array(pages.length);
+  if (!(budgetPerDay > 0) || pages.length === 0) return { frequencies, mu: Infinity };
+  const spend = (mu: number): number => {
+    let s = 0;
+    for (let i = 0; i < pages.length; i++) {
+      const p = pages[i] as OptimumPage;
+      s += p.cost * frequencyAt(p, mu);
+    }
+    return s;
+  };
+  // spend(μ) falls from ∞ to 0 as μ grows; bracket in log space, then bisect.
+  let lo = -60;
+  let hi = 60;
+  for (let i = 0; i < 80; i++) {
+    const mid = (lo + hi) / 2;
+    if (spend(Math.exp(mid)) > budgetPerDay) lo = mid;
+    else hi = mid;
+  }
+  const mu = Math.exp(hi);
+  for (let i = 0; i < pages.length; i++) frequencies[i] = frequencyAt(pages[i] as OptimumPage, mu);
+  return { frequencies, mu };
+}
