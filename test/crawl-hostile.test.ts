@@ -69,7 +69,8 @@ describe("hostile web", () => {
   test("hanging requests end at the fetch timeout and are recorded", () => {
     const hung = pages.filter((p) => p.error === "headers-timeout" || p.error === "total-timeout");
     expect(hung.length).toBeGreaterThan(0);
-    for (const p of hung) expect(p.timings.total, p.url).toBeLessThan(FETCH_TIMEOUT_MS + 2000);
+    // The cap plus slack for a heavily loaded 2-core machine: the point is "ends", not "ends fast".
+    for (const p of hung) expect(p.timings.total, p.url).toBeLessThan(FETCH_TIMEOUT_MS + 5000);
   });
 
   test("huge pages are cut at the size cap and marked truncated", () => {
@@ -103,8 +104,9 @@ describe("hostile web", () => {
     expect(hangs.length).toBeGreaterThan(0);
     for (const h of hangs) {
       const others = requests.filter((r) => r.host !== h.host && r.ts > h.ts && r.ts < h.ts + FETCH_TIMEOUT_MS - 500);
-      // Dozens of healthy hosts at a 20 ms delay: far more than a handful of requests start meanwhile.
-      expect(others.length, `${h.host}${h.path}`).toBeGreaterThanOrEqual(20);
+      // Dozens of healthy hosts at a 20 ms delay: other requests keep starting meanwhile (hundreds on
+      // an idle machine; the bound is low so a loaded CI box does not fail it, a blocked node would).
+      expect(others.length, `${h.host}${h.path}`).toBeGreaterThanOrEqual(5);
     }
   });
 });
