@@ -1,5 +1,5 @@
 // `shardcrawl cluster plan --cluster <file> [--write]`: the process topology of a cluster file, one
-// line per node (tab-separated: name, host, statusPort, out, config file), for scripts/cluster.sh.
+// line per node (tab-separated: name, host, statusPort, out, config file, seed file or -), for scripts/cluster.sh.
 // --write also writes each node's full config to <out>/node.json for `shardcrawl node --config`.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -9,7 +9,7 @@ import { UsageError } from "./flags.js";
 
 export const CLUSTER_USAGE = `usage: shardcrawl cluster plan --cluster <file> [--write] [--json]
 
-Prints each node of the cluster file as: name<TAB>host<TAB>statusPort<TAB>out<TAB>config-file
+Prints each node of the cluster file as: name<TAB>host<TAB>statusPort<TAB>out<TAB>config-file<TAB>seeds
 (--json: the whole resolved cluster). --write writes <out>/node.json for every node, the config
 that \`shardcrawl node --config <out>/node.json\` runs with.
 `;
@@ -43,7 +43,7 @@ export function runClusterCommand(argv: string[]): number {
       mkdirSync(n.out, { recursive: true });
       writeFileSync(cfg, JSON.stringify(n.config, null, 2));
     }
-    process.stdout.write(`${n.name}\t${n.host}\t${n.statusPort}\t${n.out}\t${cfg}\n`);
+    process.stdout.write(`${n.name}\t${n.host}\t${n.statusPort}\t${n.out}\t${cfg}\t${n.config.seeds ?? "-"}\n`);
   }
   return 0;
 }
