@@ -9,12 +9,14 @@ import { SHARD_USAGE, runShardCommand } from "./shard-command.js";
 import { INGEST_USAGE, runIngestCommand } from "./ingest-command.js";
 import { STATUS_USAGE, runStatusCommand } from "./status-command.js";
 import { CLUSTER_USAGE, runClusterCommand } from "./cluster-command.js";
+import { loadClusterFile } from "./cluster-file.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
 commands:
   crawl --seeds <file> --out <dir> [flags]   crawl until the frontier is empty or --max-pages is reached
   node --config <file>                       run a long-lived node from a YAML or JSON config file
+  node --cluster <file> --name <node>        run one node of a cluster file
   shard (--nodes <n>|--cluster <f>) --seeds <file> --out <dir>
                                              split a seed list by owning node
   ingest --out <dir> <outbox files...>       add other nodes' outbox files to this node's frontier
@@ -52,9 +54,22 @@ async function main(argv: string[]): Promise<number> {
       return summary.reason === "signal" ? 130 : 0;
     }
     case "node": {
-      const i = rest.indexOf("--config");
-      const file = i >= 0 ? rest[i + 1] : undefined;
-      if (!file) throw new UsageError("node: --config <file> is required");
+      const arg = (flag: string) => {
+        const i = rest.indexOf(flag);
+        return i >= 0 ? rest[i + 1] : undefined;
+      };
+      const file = arg("--config");
+      const clusterFile = arg("--cluster");
+      if (clusterFile) {
+        // One cluster file for every node (docker-compose, systemd): pick this node by name.
+        const name = arg("--name");
+        if (!name) throw new UsageError("node: --cluster <file> needs --name <node>");
+        const node = loadClusterFile(clusterFile).nodes.find((n) => n.name === name);
+        if (!node) throw new UsageError(`node: ${clusterFile} has no node named ${JSON.stringify(name)}`);
+        await runNode(node.config);
+        return 0;
+      }
+      if (!file) throw new UsageError("node: --config <file> (or --cluster <file> --name <node>) is required");
       await runNode(loadNodeConfigFile(file));
       return 0;
     }
