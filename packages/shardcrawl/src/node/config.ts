@@ -71,6 +71,8 @@ export interface NodeConfig {
   outboxDedupEntries: number;
   /** How often a running node looks for files in out/inbox/ to ingest (ms). */
   inboxPollMs: number;
+  /** maxmemory of the Redis the node starts itself (0 = no limit); keep it well under RAM. */
+  redisMaxMemoryBytes: number;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -115,6 +117,7 @@ export function defaultConfig(): NodeConfig {
     outboxMaxFileBytes: 64 * 1024 * 1024,
     outboxDedupEntries: 500_000,
     inboxPollMs: 2000,
+    redisMaxMemoryBytes: 0,
   };
 }
 

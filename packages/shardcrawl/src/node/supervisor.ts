@@ -59,7 +59,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   let redisHandle: RedisHandle | null = null;
   let redisUrl = config.redis;
   if (!redisUrl) {
-    redisHandle = await startNodeRedis(config.out);
+    redisHandle = await startNodeRedis(config.out, config.redisMaxMemoryBytes > 0 ? { maxmemoryBytes: config.redisMaxMemoryBytes } : {});
     redisUrl = redisHandle.url;
   }
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: "supervisor" });
