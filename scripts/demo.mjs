@@ -4,6 +4,7 @@
 // a final report: pages, pages/s, per-node shares, and coverage and politeness over the union of
 // the nodes' requests, checked by `simweb verify` from the server's own request log.
 // Usage: node scripts/demo.mjs [--hosts N] [--nodes N] [--delay MS] [--page-cap N] [--out DIR]
+/* global fetch */
 import { spawn } from "node:child_process";
 import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";

@@ -10,6 +10,7 @@ import { INGEST_USAGE, runIngestCommand } from "./ingest-command.js";
 import { STATUS_USAGE, runStatusCommand } from "./status-command.js";
 import { CLUSTER_USAGE, runClusterCommand } from "./cluster-command.js";
 import { loadClusterFile } from "./cluster-file.js";
+import { REHOME_USAGE, runRehomeCommand } from "./rehome-command.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
@@ -20,6 +21,7 @@ commands:
   shard (--nodes <n>|--cluster <f>) --seeds <file> --out <dir>
                                              split a seed list by owning node
   ingest --out <dir> <outbox files...>       add other nodes' outbox files to this node's frontier
+  rehome --out <dir> --cluster <f> --name <n>  (stopped node) move queued URLs of hosts it no longer owns to its outbox
   status --cluster <file>                    pages/s, frontier, hosts, errors, disk of every node
   cluster plan --cluster <file> [--write]    the nodes of a cluster file (for scripts/cluster.sh)
   help [command]                             show help
@@ -34,6 +36,7 @@ function usageOf(cmd: string | undefined): string {
     case "ingest": return INGEST_USAGE;
     case "status": return STATUS_USAGE;
     case "cluster": return CLUSTER_USAGE;
+    case "rehome": return REHOME_USAGE;
     default: return USAGE;
   }
 }
@@ -81,6 +84,8 @@ async function main(argv: string[]): Promise<number> {
       return runStatusCommand(rest);
     case "cluster":
       return runClusterCommand(rest);
+    case "rehome":
+      return runRehomeCommand(rest);
     case "help":
     case "--help":
     case "-h":
