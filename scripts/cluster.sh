@@ -24,6 +24,7 @@ commands:
   collect   copy every node's output (warc/, pages/, summary.json) into --dest DIR
   logs      the last lines of every node's log (--lines N)
   rounds    up --wait, exchange, repeated until an exchange moves nothing (--max-rounds N)
+  rebalance after nodes changed: down, shardcrawl rehome on every node, exchange (--cluster NEW_FILE)
   net       netns only: net up|down|count (namespaces, veth pairs; count = packets routed between node namespaces)
   sim       local/netns: sim up|down starts simweb (--sim-args "ARGS") on this machine or in the hub namespace
 
@@ -48,6 +49,7 @@ case "$cmd" in
   collect) cmd_collect ;;
   logs) cmd_logs ;;
   rounds) cmd_rounds ;;
+  rebalance) cmd_rebalance ;;
   net) cmd_net ;;
   sim) cmd_sim ;;
   *) echo "cluster.sh: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;

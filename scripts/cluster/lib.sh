@@ -60,6 +60,10 @@ Copies warc/, pages/ and summary.json of every node into DIR/<node>/." ;;
     rounds) echo "usage: cluster.sh rounds --cluster FILE [--max-rounds N] [--transport T] [--dry-run]
 Crawl rounds: up --wait, then exchange; repeated until an exchange moves nothing. Nodes need
 exitWhenDone: true in the cluster file." ;;
+    rebalance) echo "usage: cluster.sh rebalance --cluster NEW_FILE [--transport T] [--dry-run]
+After adding, removing or re-weighting nodes (NEW_FILE lists the nodes as they will be): stops
+every node, runs 'shardcrawl rehome' on each (queued URLs of hosts it no longer owns go to its
+outbox for their new owner), then exchanges. Start the cluster again with NEW_FILE afterwards." ;;
     net) echo "usage: cluster.sh net up|down|count --nodes N [--dry-run]   (netns transport, as root)
 up: namespaces ${NETNS_PREFIX}-hub and ${NETNS_PREFIX}-n0..n<N-1>; node i is ${NETNS_NET}.<i+1>.2 on a veth pair
 to the hub (${NETNS_NET}.<i+1>.1); the hub also answers on ${NETNS_NET}.0.1 and routes between node
@@ -277,6 +281,22 @@ cmd_rounds() {
   done
   echo "cluster.sh: still exchanging links after $MAX_ROUNDS rounds" >&2
   return 1
+}
+
+cmd_rebalance() {
+  cmd_down
+  local i js="$SHARDCRAWL_JS" cf="$CLUSTER"
+  [[ "$TRANSPORT" == ssh ]] && js="$REMOTE_ROOT/packages/shardcrawl/dist/cli/main.js" cf="$REMOTE_ROOT/cluster.yaml"
+  for i in "${!N_NAME[@]}"; do
+    if [[ "$TRANSPORT" == ssh ]]; then
+      run scp "${SSH_ARGS[@]}" "$CLUSTER" "${N_HOST[$i]}:$cf"
+    elif [[ ! -f "${N_OUT[$i]}/node-config.json" ]]; then
+      echo "${N_NAME[$i]}: new node (nothing crawled yet), nothing to rehome"
+      continue
+    fi
+    on_node "$i" node "$js" rehome --out "${N_OUT[$i]}" --cluster "$cf" --name "${N_NAME[$i]}"
+  done
+  cmd_exchange
 }
 
 cmd_net() {

@@ -74,17 +74,20 @@ describe("outbox writer and reader", () => {
 
 describe("ingest into a real frontier", () => {
   let redis: TestRedis;
+  let client: ReturnType<TestRedis["client"]>;
   beforeAll(async () => {
     redis = await startRedis();
+    client = redis.client();
   });
   afterAll(async () => {
+    client.disconnect();
     await redis.stop();
   });
 
   it("adds new URLs once, drops seen ones, and re-routes URLs another node owns", async () => {
     const out = mkdtempSync(join(tmpdir(), "sc-ingest-"));
     const config = { ...defaultConfig(), out, prefix: "ing:", expectedUrls: 10_000 };
-    const frontier = await openFrontier(redis.client(), config);
+    const frontier = await openFrontier(client, config);
     const router = new ShardRouter({ self: "node0", nodes: equalNodes(3), key: "domain" });
     const hosts = Array.from({ length: 30 }, (_, i) => `h${i}.test`);
     const mine = hosts.filter((h) => router.ownsHost(h));
@@ -126,7 +129,7 @@ describe("ingest into a real frontier", () => {
 
   it("ingests the inbox and moves its files to inbox/done", async () => {
     const out = mkdtempSync(join(tmpdir(), "sc-inbox-"));
-    const frontier = await openFrontier(redis.client(), { ...defaultConfig(), out, prefix: "inb:", expectedUrls: 10_000 });
+    const frontier = await openFrontier(client, { ...defaultConfig(), out, prefix: "inb:", expectedUrls: 10_000 });
     const src = mkdtempSync(join(tmpdir(), "sc-inbox-src-"));
     const w = new OutboxWriter({ out: src, writer: "node2-p0", maxFileBytes: 1 << 20, dedupEntries: 1000 });
     await w.append("node0", [{ url: "https://x.test/1", depth: 1 }, { url: "https://x.test/2", depth: 1 }]);
