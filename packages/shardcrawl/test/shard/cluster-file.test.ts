@@ -61,6 +61,16 @@ describe("cluster file", () => {
   });
 });
 
+describe("the shipped cluster files", () => {
+  it("load: the fleet inventory (12 i7i nodes) and the docker-compose cluster", () => {
+    const root = join(import.meta.dirname, "../../../..");
+    const fleet = loadClusterFile(join(root, "deploy/cluster.fleet.yaml"));
+    expect(fleet.nodes.map((n) => n.name)).toEqual(Array.from({ length: 12 }, (_, i) => `n${String(i + 1).padStart(2, "0")}`));
+    expect(fleet.nodes[0]!.config).toMatchObject({ fetchers: 9, parsers: 6, delayMs: 70_000, redisMaxMemoryBytes: 80 * 2 ** 30, exitWhenDone: false });
+    expect(loadClusterFile(join(root, "deploy/cluster.compose.yaml")).nodes.length).toBe(3);
+  });
+});
+
 describe("crawl --shard flags", () => {
   it("are taken off the crawl's arguments", () => {
     const r = takeShardFlags(["--out", "o", "--shard", "1/3", "--shard-key=host", "--delay", "5"]);
