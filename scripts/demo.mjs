@@ -1,8 +1,12 @@
-// The demo crawl: starts simweb (the synthetic web) on loopback, crawls it with shardcrawl, and
-// prints a final report with coverage and politeness checked by `simweb verify` from the server's
-// own request log. Usage: node scripts/demo.mjs [--hosts N] [--pages N] [--delay MS] [--out DIR]
+// The demo: simweb (the synthetic web) plus a 3-node local shardcrawl cluster, run in crawl rounds
+// by scripts/cluster.sh (each node crawls its own shard against its own Redis; links owned by
+// other nodes travel as outbox files between rounds). Live progress from the nodes' /status, then
+// a final report: pages, pages/s, per-node shares, and coverage and politeness over the union of
+// the nodes' requests, checked by `simweb verify` from the server's own request log.
+// Usage: node scripts/demo.mjs [--hosts N] [--nodes N] [--delay MS] [--page-cap N] [--out DIR]
+/* global fetch */
 import { spawn } from "node:child_process";
-import { mkdirSync, rmSync, writeFileSync, readFileSync } from "node:fs";
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 
@@ -10,91 +14,158 @@ const root = resolve(new URL("..", import.meta.url).pathname);
 const { values: v } = parseArgs({
   options: {
     hosts: { type: "string", default: "60" },
+    nodes: { type: "string", default: "3" },
     seed: { type: "string", default: "7" },
     preset: { type: "string", default: "polite" },
     delay: { type: "string", default: "50" },
     "page-cap": { type: "string", default: "80" },
     "max-pages": { type: "string" },
     out: { type: "string", default: join(root, "out", "demo") },
-    keep: { type: "boolean", default: false },
   },
 });
 
 const SIMWEB = join(root, "packages/simweb/dist/cli.js");
-const SHARDCRAWL = join(root, "packages/shardcrawl/dist/cli/main.js");
+const CLUSTER_SH = join(root, "scripts/cluster.sh");
 const UA = "shardcrawl-demo/0.1 (+https://github.com/shardcrawl/shardcrawl)";
+const nodeUa = (name) => UA.replace(")", `; ${name})`);
+const nodeCount = Number(v.nodes);
+if (!Number.isInteger(nodeCount) || nodeCount < 1 || nodeCount > 16) throw new Error(`--nodes: expected 1..16, got ${v.nodes}`);
+const names = Array.from({ length: nodeCount }, (_, i) => `node${i}`);
 
 function run(cmd, args, opts = {}) {
   return new Promise((res, rej) => {
-    const p = spawn(cmd, args, { stdio: ["ignore", opts.capture ? "pipe" : "inherit", "inherit"], ...opts.spawn });
+    const p = spawn(cmd, args, { stdio: ["ignore", opts.capture ? "pipe" : "inherit", "inherit"] });
     let out = "";
-    p.stdout?.on("data", (d) => (out += d));
+    p.stdout?.on("data", (d) => {
+      out += d;
+      opts.onData?.(String(d));
+    });
     p.on("error", rej);
     p.on("exit", (code) => res({ code, out }));
   });
 }
 
 const out = resolve(v.out);
-if (!v.keep) rmSync(out, { recursive: true, force: true });
+rmSync(out, { recursive: true, force: true });
 mkdirSync(out, { recursive: true });
-const simLog = join(out, "simweb-requests.jsonl");
-// Realistic page sizes (simweb's default mix, median ~138 KB) with a cap on pages per host, so the
-// demo finishes in about a minute on a laptop while still crawling thousands of pages.
+const state = join(out, "simweb");
+// Realistic HTML with smaller pages and a cap on pages per host, so the demo takes a minute or two.
 const simConfig = join(out, "simweb-config.json");
 writeFileSync(simConfig, JSON.stringify({ hostPageCap: Number(v["page-cap"]), pageSize: { median: 40_000, mean: 60_000, min: 2_000, max: 1_000_000 } }));
 const cfgFlags = ["--preset", v.preset, "--seed", v.seed, "--hosts", v.hosts, "--config", simConfig];
 
 console.log(`== starting simweb (${v.hosts} hosts, preset ${v.preset}) on loopback`);
-const sim = spawn(process.execPath, [SIMWEB, "serve", ...cfgFlags, "--port", "0", "--https-port", "0", "--log", simLog, "--ca-dir", out], { stdio: ["ignore", "pipe", "inherit"] });
-const ports = await new Promise((res, rej) => {
-  let buf = "";
-  sim.stdout.on("data", (d) => {
-    buf += d;
-    const nl = buf.indexOf("\n");
-    if (nl >= 0) res(JSON.parse(buf.slice(0, nl)));
-  });
-  sim.on("exit", (code) => rej(new Error(`simweb exited with ${code}`)));
-});
+const sim = await run("bash", [CLUSTER_SH, "sim", "up", "--state", state, "--sim-args", [...cfgFlags, "--port", "0", "--https-port", "0"].join(" ")], { capture: true });
+if (sim.code !== 0) process.exit(1);
+const ports = JSON.parse(sim.out.trim().split("\n").pop());
 console.log(`   http on 127.0.0.1:${ports.http}, https on 127.0.0.1:${ports.https}, CA ${ports.ca}`);
+const stopSim = () => run("bash", [CLUSTER_SH, "sim", "down", "--state", state], { capture: true });
 
 const seedsFile = join(out, "seeds.txt");
 const seeds = await run(process.execPath, [SIMWEB, "seeds", ...cfgFlags], { capture: true });
 writeFileSync(seedsFile, seeds.out);
-console.log(`== ${seeds.out.trim().split("\n").length} seeds written to ${seedsFile}`);
 
-const crawlOut = join(out, "crawl");
-const crawlArgs = [
-  SHARDCRAWL, "crawl", "--seeds", seedsFile, "--out", crawlOut, "--scope", "domains",
-  "--delay", v.delay, "--user-agent", UA, "--allow-private", "--ca-file", ports.ca,
-  "--connect-to", `:80:127.0.0.1:${ports.http}`, "--connect-to", `:443:127.0.0.1:${ports.https}`,
-  "--max-crawl-delay", "500", "--progress", "on",
-];
-if (v["max-pages"]) crawlArgs.push("--max-pages", v["max-pages"]);
-console.log(`== crawling: shardcrawl ${crawlArgs.slice(1).join(" ")}`);
-const crawl = await run(process.execPath, crawlArgs);
-sim.kill("SIGTERM");
-await new Promise((r) => sim.once("exit", r));
-if (crawl.code !== 0) {
-  console.error(`crawl exited with ${crawl.code}`);
+const cluster = join(out, "cluster.yaml");
+writeFileSync(cluster, JSON.stringify({
+  name: "demo", seeds: "seeds.txt", outRoot: "nodes",
+  defaults: {
+    exitWhenDone: true, allowPrivate: true, caFile: ports.ca, delayMs: Number(v.delay), maxCrawlDelayMs: 500,
+    connectTo: [`:80:127.0.0.1:${ports.http}`, `:443:127.0.0.1:${ports.https}`],
+    fetchers: 1, parsers: 1, expectedUrls: 1_000_000, progress: "off",
+    ...(v["max-pages"] ? { maxPages: Number(v["max-pages"]) } : {}),
+  },
+  nodes: names.map((name) => ({ name, config: { userAgent: nodeUa(name) } })),
+}, null, 2));
+console.log(`== ${seeds.out.trim().split("\n").length} seeds; ${nodeCount}-node cluster in ${cluster} (every node reads the seed list and keeps its own shard)`);
+
+// Live progress: poll every node's /status (its port is in <out>/status.json while it runs).
+const outs = names.map((n) => join(out, "nodes", n));
+const lastFetched = new Map();
+async function nodeStatus(i) {
+  const file = join(outs[i], "status.json");
+  if (!existsSync(file)) return null;
+  try {
+    const { statusPort } = JSON.parse(readFileSync(file, "utf8"));
+    const r = await fetch(`http://127.0.0.1:${statusPort}/status`, { signal: AbortSignal.timeout(1000) });
+    const s = await r.json();
+    lastFetched.set(i, s.stats.fetched);
+    return s.stats;
+  } catch {
+    return null; // between rounds, or not started yet
+  }
+}
+const tty = Boolean(process.stdout.isTTY);
+const t0 = Date.now();
+let round = 0;
+let lastPrint = 0;
+const timer = setInterval(async () => {
+  const stats = await Promise.all(names.map((_, i) => nodeStatus(i)));
+  const parts = stats.map((s, i) => (s ? `${names[i]} ${s.fetched} pages, ${s.queued} queued` : `${names[i]} ${lastFetched.get(i) ?? 0} pages (idle)`));
+  const total = names.reduce((a, _, i) => a + (lastFetched.get(i) ?? 0), 0);
+  const secs = (Date.now() - t0) / 1000;
+  const line = `round ${round} | ${parts.join(" | ")} | total ${total} (${(total / secs).toFixed(1)}/s) ${secs.toFixed(0)} s`;
+  if (tty) process.stdout.write(`\r\x1b[K${line}`);
+  else if (Date.now() - lastPrint >= 5000) {
+    lastPrint = Date.now();
+    console.log(line);
+  }
+}, 1000);
+
+console.log(`== crawling: scripts/cluster.sh rounds --cluster ${cluster}`);
+const rounds = await run("bash", [CLUSTER_SH, "rounds", "--cluster", cluster, "--max-rounds", "10"], {
+  capture: true,
+  onData: (d) => {
+    for (const l of d.split("\n")) {
+      const m = /^== round (\d+)/.exec(l);
+      if (m) round = Number(m[1]);
+      if (/^(exchange:|== done)/.test(l)) process.stdout.write(`${tty ? "\r\x1b[K" : ""}${l}\n`);
+    }
+  },
+});
+clearInterval(timer);
+if (tty) process.stdout.write("\n");
+const elapsedMs = Date.now() - t0;
+await stopSim();
+if (rounds.code !== 0) {
+  console.error(`cluster rounds failed (exit ${rounds.code}); node logs: ${outs.map((o) => join(o, "node.log")).join(", ")}`);
   process.exit(1);
 }
 
-console.log("== verifying politeness and coverage from simweb's own request log");
+console.log("== verifying politeness and coverage over the union of the nodes' requests, from simweb's own log");
+const simLog = join(state, "simweb-requests.jsonl");
 const verifyArgs = [SIMWEB, "verify", "--log", simLog, ...cfgFlags, "--min-gap-ms", v.delay, "--max-concurrency", "1", "--user-agent", UA];
 if (!v["max-pages"]) verifyArgs.push("--seeds", seedsFile, "--scope", "domains");
 const verify = await run(process.execPath, verifyArgs, { capture: true });
 const report = JSON.parse(verify.out);
 writeFileSync(join(out, "verify.json"), JSON.stringify(report, null, 2));
-const summary = JSON.parse(readFileSync(join(crawlOut, "summary.json"), "utf8"));
+
+// Which node fetched each host (the user agent names the node): a host must have exactly one.
+const byUa = new Map(names.map((n) => [nodeUa(n), n]));
+const fetchers = new Map();
+for (const l of readFileSync(simLog, "utf8").split("\n")) {
+  if (!l) continue;
+  const e = JSON.parse(l);
+  const set = fetchers.get(e.host) ?? new Set();
+  set.add(byUa.get(e.ua) ?? "?");
+  fetchers.set(e.host, set);
+}
+const sharedHosts = [...fetchers.values()].filter((s) => s.size !== 1).length;
+
+const summaries = outs.map((o) => JSON.parse(readFileSync(join(o, "summary.json"), "utf8")));
+const totalPages = summaries.reduce((a, s) => a + s.stats.fetched, 0);
 console.log("");
 console.log("== report");
-console.log(`pages fetched      ${summary.stats.fetched} in ${(summary.elapsedMs / 1000).toFixed(1)} s (${summary.pagesPerSecond.toFixed(1)} pages/s)`);
-console.log(`fetch errors       ${summary.stats.errors}, robots-disallowed or robots-unavailable ${summary.stats.robotsDisallowed}`);
+for (const s of summaries) {
+  const c = s.stats.counters;
+  console.log(`${s.node.padEnd(6)} pages ${String(s.stats.fetched).padStart(6)}  links sent to other nodes ${c.outboxLinks ?? 0}  errors ${s.stats.errors}  robots-refused ${s.stats.robotsDisallowed}`);
+}
+console.log(`pages fetched      ${totalPages} by ${nodeCount} nodes in ${(elapsedMs / 1000).toFixed(1)} s (${(totalPages / (elapsedMs / 1000)).toFixed(1)} pages/s for the cluster, rounds and restarts included)`);
+console.log(`sharding           ${fetchers.size} hosts, each fetched by ${sharedHosts === 0 ? "exactly one node (its owner)" : `more than one node: ${sharedHosts} hosts`}`);
 const vio = Object.entries(report.violations).map(([k, x]) => `${k} ${x.count}`).join(", ");
 console.log(`politeness         ${report.ok ? "OK" : "VIOLATED"} (${report.requests} requests checked; violations: ${vio})`);
 if (report.coverage) {
   const c = report.coverage;
   console.log(`coverage           ${c.fetchedExpected}/${c.expected} reachable, robots-allowed, in-scope pages fetched; missing ${c.missing.count}, duplicate fetches ${c.duplicates.extraFetches}`);
 }
-console.log(`output             ${crawlOut} (warc/, pages/, summary.json); verify report ${join(out, "verify.json")}`);
-process.exit(report.ok ? 0 : 1);
+console.log(`output             ${join(out, "nodes")}/<node>/ (warc/, pages/, summary.json, node.log); verify report ${join(out, "verify.json")}`);
+process.exit(report.ok && sharedHosts === 0 ? 0 : 1);

@@ -10,7 +10,7 @@ export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   const c = defaultConfig() as unknown as Record<string, unknown>;
   const errors: string[] = [];
   for (const [k, v] of Object.entries(obj)) {
-    if (!(k in c) && !["seeds", "redis", "maxPages", "caFile"].includes(k)) {
+    if (!(k in c) && !["seeds", "redis", "maxPages", "caFile", "shard"].includes(k)) {
       errors.push(`${source}: unknown key "${k}"`);
       continue;
     }

@@ -4,37 +4,93 @@
 import { CRAWL_USAGE, UsageError, parseCrawlFlags } from "./flags.js";
 import { loadNodeConfigFile } from "./config-file.js";
 import { runNode } from "../node/supervisor.js";
+import { SHARD_FLAGS_USAGE, takeShardFlags } from "./shard-flags.js";
+import { SHARD_USAGE, runShardCommand } from "./shard-command.js";
+import { INGEST_USAGE, runIngestCommand } from "./ingest-command.js";
+import { STATUS_USAGE, runStatusCommand } from "./status-command.js";
+import { CLUSTER_USAGE, runClusterCommand } from "./cluster-command.js";
+import { loadClusterFile } from "./cluster-file.js";
+import { REHOME_USAGE, runRehomeCommand } from "./rehome-command.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
 commands:
   crawl --seeds <file> --out <dir> [flags]   crawl until the frontier is empty or --max-pages is reached
   node --config <file>                       run a long-lived node from a YAML or JSON config file
+  node --cluster <file> --name <node>        run one node of a cluster file
+  shard (--nodes <n>|--cluster <f>) --seeds <file> --out <dir>
+                                             split a seed list by owning node
+  ingest --out <dir> <outbox files...>       add other nodes' outbox files to this node's frontier
+  rehome --out <dir> --cluster <f> --name <n>  (stopped node) move queued URLs of hosts it no longer owns to its outbox
+  status --cluster <file>                    pages/s, frontier, hosts, errors, disk of every node
+  cluster plan --cluster <file> [--write]    the nodes of a cluster file (for scripts/cluster.sh)
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
 `;
 
+function usageOf(cmd: string | undefined): string {
+  switch (cmd) {
+    case "crawl": return CRAWL_USAGE + SHARD_FLAGS_USAGE;
+    case "shard": return SHARD_USAGE;
+    case "ingest": return INGEST_USAGE;
+    case "status": return STATUS_USAGE;
+    case "cluster": return CLUSTER_USAGE;
+    case "rehome": return REHOME_USAGE;
+    default: return USAGE;
+  }
+}
+
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
     case "crawl": {
-      const config = parseCrawlFlags(rest);
+      const { rest: crawlArgs, shard } = takeShardFlags(rest);
+      const config = parseCrawlFlags(crawlArgs);
+      if (shard) {
+        config.shard = shard;
+        // The node name is what the shard hash and the outbox directories see.
+        if (!crawlArgs.some((a) => a === "--name" || a.startsWith("--name="))) config.nodeName = shard.self;
+        else if (config.nodeName !== shard.self) throw new UsageError(`--name ${config.nodeName} does not match --shard (this node is ${shard.self})`);
+      }
       const summary = await runNode(config);
       return summary.reason === "signal" ? 130 : 0;
     }
     case "node": {
-      const i = rest.indexOf("--config");
-      const file = i >= 0 ? rest[i + 1] : undefined;
-      if (!file) throw new UsageError("node: --config <file> is required");
+      const arg = (flag: string) => {
+        const i = rest.indexOf(flag);
+        return i >= 0 ? rest[i + 1] : undefined;
+      };
+      const file = arg("--config");
+      const clusterFile = arg("--cluster");
+      if (clusterFile) {
+        // One cluster file for every node (docker-compose, systemd): pick this node by name.
+        const name = arg("--name");
+        if (!name) throw new UsageError("node: --cluster <file> needs --name <node>");
+        const node = loadClusterFile(clusterFile).nodes.find((n) => n.name === name);
+        if (!node) throw new UsageError(`node: ${clusterFile} has no node named ${JSON.stringify(name)}`);
+        await runNode(node.config);
+        return 0;
+      }
+      if (!file) throw new UsageError("node: --config <file> (or --cluster <file> --name <node>) is required");
       await runNode(loadNodeConfigFile(file));
       return 0;
     }
+    case "shard":
+      return runShardCommand(rest);
+    case "ingest":
+      return runIngestCommand(rest);
+    case "status":
+      return runStatusCommand(rest);
+    case "cluster":
+      return runClusterCommand(rest);
+    case "rehome":
+      return runRehomeCommand(rest);
     case "help":
     case "--help":
     case "-h":
     case undefined:
-      process.stdout.write(rest[0] === "crawl" ? CRAWL_USAGE : USAGE);
+      process.stdout.write(usageOf(rest[0]));
       return cmd === undefined ? 2 : 0;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
@@ -46,7 +102,7 @@ main(process.argv.slice(2)).then(
   (err: unknown) => {
     if (err instanceof UsageError) {
       if (err.message) process.stderr.write(`shardcrawl: ${err.message}\n\n`);
-      process.stderr.write(process.argv[2] === "crawl" ? CRAWL_USAGE : USAGE);
+      process.stderr.write(usageOf(process.argv[2]));
       process.exit(2);
     }
     process.stderr.write(`shardcrawl: ${(err as Error).message ?? String(err)}\n`);

@@ -1,6 +1,7 @@
 // The configuration of one node, from CLI flags or a config file. Everything a child process needs
 // travels to it as this JSON (in an environment variable), so children never re-parse flags.
 import { availableParallelism } from "node:os";
+import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -58,6 +59,20 @@ export interface NodeConfig {
   /** Terminal progress: "auto" shows it on a TTY only. */
   progress: "auto" | "on" | "off";
   nodeName: string;
+  /**
+   * Cluster membership: when set, this node crawls only hosts whose shard key it owns; seeds of
+   * other nodes are counted and skipped (every node reads the same seed list), and links owned by
+   * other nodes go to out/outbox/<node>/ for exchange.
+   */
+  shard?: ShardConfig;
+  /** Outbox files rotate beyond this many compressed bytes. */
+  outboxMaxFileBytes: number;
+  /** Entries per generation of each parser's outbox duplicate filter. */
+  outboxDedupEntries: number;
+  /** How often a running node looks for files in out/inbox/ to ingest (ms). */
+  inboxPollMs: number;
+  /** maxmemory of the Redis the node starts itself (0 = no limit); keep it well under RAM. */
+  redisMaxMemoryBytes: number;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -99,6 +114,10 @@ export function defaultConfig(): NodeConfig {
     statusBind: "127.0.0.1",
     progress: "auto",
     nodeName: "node0",
+    outboxMaxFileBytes: 64 * 1024 * 1024,
+    outboxDedupEntries: 500_000,
+    inboxPollMs: 2000,
+    redisMaxMemoryBytes: 0,
   };
 }
 
@@ -108,7 +127,7 @@ export function validateConfig(c: NodeConfig): string[] {
   const positiveInts: Array<keyof NodeConfig> = [
     "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
-    "warcMaxFileBytes",
+    "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "inboxPollMs",
   ];
   for (const k of positiveInts) {
     const v = c[k];
@@ -127,6 +146,7 @@ export function validateConfig(c: NodeConfig): string[] {
   for (const [k, v] of Object.entries(c.timeouts)) {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
+  if (c.shard) errors.push(...validateShardConfig(c.shard));
   return errors;
 }
 

@@ -11,6 +11,10 @@ import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
 import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
+import type { HashedLink } from "../frontier/index.js";
+import { OutboxWriter } from "../shard/outbox-writer.js";
+import { ShardRouter } from "../shard/shard-spec.js";
+import type { OutboxLink } from "../shard/outbox-format.js";
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -45,6 +49,34 @@ async function main(): Promise<void> {
     minThreads: config.parserThreads,
     maxThreads: config.parserThreads,
   });
+  // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
+  const router = config.shard ? new ShardRouter(config.shard) : null;
+  const outbox = router ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : null;
+
+  /** Keeps our own links; appends the others to the outbox (before the page is acknowledged). */
+  async function routeLinks(links: HashedLink[]): Promise<HashedLink[]> {
+    if (!router || !outbox) return links;
+    const own: HashedLink[] = [];
+    const elsewhere = new Map<string, OutboxLink[]>();
+    for (const l of links) {
+      const owner = router.ownerOfHost(l.host);
+      if (owner === router.spec.self) {
+        own.push(l);
+        continue;
+      }
+      const list = elsewhere.get(owner) ?? [];
+      list.push({ url: l.url, depth: l.depth });
+      elsewhere.set(owner, list);
+    }
+    let routed = 0;
+    for (const [owner, list] of elsewhere) {
+      await outbox.append(owner, list);
+      routed += list.length;
+    }
+    if (routed) await ctx.redis.hincrby(frontier.frontier.keys.stats, "outboxLinks", routed);
+    return own;
+  }
+
   const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes });
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
@@ -84,7 +116,8 @@ async function main(): Promise<void> {
       warc: loc,
     };
     await pageLog.append(line);
-    await frontier.ackPage(consumer, id, res.links, { outOfScope: res.outOfScope, error: res.error ?? null });
+    const ownLinks = await routeLinks(res.links);
+    await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
@@ -142,6 +175,7 @@ async function main(): Promise<void> {
   await pool.destroy();
   await writer.close();
   await pageLog.close();
+  await outbox?.close();
   ctx.redis.disconnect();
   process.exit(0);
 }

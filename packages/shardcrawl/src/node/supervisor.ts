@@ -12,6 +12,11 @@ import { startNodeRedis, type RedisHandle } from "./redis-server.js";
 import { startStatusServer, type StatusServer } from "./status-server.js";
 import { readSeedFile } from "./seeds.js";
 import { repairOutputDir } from "../store/repair.js";
+import { ShardRouter } from "../shard/shard-spec.js";
+import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
+import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
+import { hostOf } from "../url/normalize.js";
+import { diskUsage, type DiskUsage } from "./disk-usage.js";
 
 export interface CrawlSummary {
   node: string;
@@ -24,7 +29,10 @@ export interface CrawlSummary {
   pagesPerSecond: number;
   restarts: number;
   repaired: unknown;
-  seeds: { read: number; accepted: number; rejected: number };
+  seeds: { read: number; accepted: number; rejected: number; otherShards: number };
+  /** Cluster only: this node's shard, what it ingested from out/inbox/, what it sent to its outbox. */
+  shard?: { self: string; nodes: number; key: string };
+  ingested?: Omit<IngestReport, "problems"> & { problems: number };
 }
 
 export interface RunOptions {
@@ -45,11 +53,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
 
   // A crash leaves .open files behind; make them whole before anyone writes again.
   const repaired = await repairOutputDir(config.out);
+  // What this node runs with (prefix, shard), for `shardcrawl ingest` on a stopped node.
+  writeFileSync(join(config.out, "node-config.json"), JSON.stringify(config, null, 2));
 
   let redisHandle: RedisHandle | null = null;
   let redisUrl = config.redis;
   if (!redisUrl) {
-    redisHandle = await startNodeRedis(config.out);
+    redisHandle = await startNodeRedis(config.out, config.redisMaxMemoryBytes > 0 ? { maxmemoryBytes: config.redisMaxMemoryBytes } : {});
     redisUrl = redisHandle.url;
     redisHandle.watch(say);
   }
@@ -59,17 +69,34 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const recovered = await frontier.recoverAll();
   if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
 
-  const seedReport = { read: 0, accepted: 0, rejected: 0 };
+  // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
+  const router = config.shard ? new ShardRouter(config.shard) : null;
+  if (router) {
+    const finished = finishAbandonedOutboxFiles(config.out);
+    if (finished) say(`finished ${finished} outbox files left open by the previous run`);
+  }
+  const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
+  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
+  const ingestReport = emptyIngestReport();
+
+  const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
   if (config.seeds) {
     const seeds = readSeedFile(config.seeds, config.maxUrlLength);
     seedReport.read = seeds.accepted.length + seeds.rejected.length;
     seedReport.rejected = seeds.rejected.length;
     for (const r of seeds.rejected.slice(0, 5)) say(`seed rejected: line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);
+    // The scope is the whole cluster's (every node reads the same list); the seeds are our share.
     await frontier.saveScope(config.scope, seeds.accepted);
-    seedReport.accepted = await frontier.addSeeds(seeds.accepted, Date.now());
+    const own = router ? seeds.accepted.filter((u) => router.ownsHost(hostOf(u) ?? "")) : seeds.accepted;
+    seedReport.otherShards = seeds.accepted.length - own.length;
+    seedReport.accepted = await frontier.addSeeds(own, Date.now());
+    if (router) say(`shard ${config.shard!.self}: ${own.length} of ${seeds.accepted.length} seeds are ours; the other nodes own the rest`);
   } else if (!(await frontier.hasScope())) {
     throw new Error(`no --seeds given and ${config.out} holds no crawl to resume`);
   }
+
+  // Links from other nodes, exchanged into out/inbox/ between rounds (or while we run).
+  if (await ingestInbox(ingestCtx, config.out, ingestReport)) say(`ingested ${ingestReport.files} inbox files: ${ingestReport.added} new URLs, ${ingestReport.seen} already seen, ${ingestReport.rerouted} re-routed to their owners`);
 
   const children = new ChildGroup(config, redisUrl, () => undefined, say);
   const specs: ChildSpec[] = [];
@@ -78,7 +105,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   children.start(specs);
 
   let lastStats: NodeStats = await frontier.stats();
-  const status: StatusServer = await startStatusServer(config, () => ({ node: config.nodeName, stats: lastStats, children: children.pids(), startedAt }));
+  // pages/s over the last ~10 s, and disk use sampled every 10 s (a directory walk is not free).
+  const rate = { t: Date.now(), fetched: lastStats.fetched, perSecond: 0 };
+  let disk: DiskUsage = diskUsage(config.out);
+  const status: StatusServer = await startStatusServer(config, () => ({
+    node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk, children: children.pids(), startedAt,
+    ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
+  }));
   opts.onListening?.(status.port);
   writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
 
@@ -96,10 +129,23 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
 
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
+  let lastInboxCheck = Date.now();
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
+    if (Date.now() - lastInboxCheck >= config.inboxPollMs) {
+      lastInboxCheck = Date.now();
+      // Ingest while running: a bad file is reported and left in the inbox, never fatal.
+      await ingestInbox(ingestCtx, config.out, ingestReport).catch((err: unknown) => say(`inbox ingest failed: ${(err as Error).message}`));
+    }
     lastStats = await frontier.stats();
+    const now = Date.now();
+    if (now - rate.t >= 10_000) {
+      rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
+      rate.t = now;
+      rate.fetched = lastStats.fetched;
+      disk = diskUsage(config.out);
+    }
     progress.update({
       t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,
       queued: lastStats.queued, hosts: lastStats.hostsQueued, leases: lastStats.leases, parseQueue: lastStats.parseQueue + lastStats.parseInFlight,
@@ -124,6 +170,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   await frontier.reap(Date.now());
   await children.stop(60_000, ["parser"]);
   lastStats = await frontier.stats();
+  await ingestOutbox?.close();
   await status.close();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
@@ -140,7 +187,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     restarts: children.restarts,
     repaired,
     seeds: seedReport,
+    ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
+    ...(router ? { ingested: { ...ingestReport, problems: ingestReport.problems.length } } : {}),
   };
+  for (const p of ingestReport.problems.slice(0, 5)) say(`ingest problem in ${p.file}: ${p.damaged ?? ""} ${JSON.stringify(p.rejected.slice(0, 3))}`);
   writeFileSync(join(config.out, "summary.json"), JSON.stringify(summary, null, 2));
   redis.disconnect();
   // A finished crawl stops its own Redis (the AOF keeps the state); an interrupted one too.
@@ -155,6 +205,7 @@ export function formatSummary(s: CrawlSummary): string {
     `shardcrawl ${s.node}: ${s.reason} after ${formatDuration(s.elapsedMs)}`,
     `  pages fetched ${st.fetched} (${s.pagesPerSecond.toFixed(1)}/s), parsed ${st.parsed}, fetch errors ${st.errors}, refused by robots.txt ${st.robotsDisallowed}`,
     `  URLs discovered ${st.discovered}, still queued ${st.queued} in ${st.hostsQueued} hosts, out of scope ${st.outOfScope}`,
+    ...(s.shard ? [`  shard ${s.shard.self} of ${s.shard.nodes} (by ${s.shard.key}): links sent to other nodes' outboxes ${st.counters.outboxLinks ?? 0}, ingested ${s.ingested?.added ?? 0} new URLs from ${s.ingested?.files ?? 0} inbox files`] : []),
     `  child restarts ${s.restarts}; output in ${s.out} (warc/, pages/, summary.json)`,
   ].join("\n");
 }

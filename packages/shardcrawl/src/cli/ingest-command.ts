@@ -1,0 +1,91 @@
+// `shardcrawl ingest --out <dir> <files...>`: adds outbox files from other nodes to this node's
+// frontier. A running node (its supervisor alive) gets the files copied into <out>/inbox/ and
+// ingests them itself within seconds; a stopped node's Redis is started, fed and stopped.
+import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
+import { basename, join } from "node:path";
+import { parseArgs } from "node:util";
+import { Redis } from "ioredis";
+import { defaultConfig, type NodeConfig } from "../node/config.js";
+import { openFrontier } from "../node/open-frontier.js";
+import { startNodeRedis } from "../node/redis-server.js";
+import { emptyIngestReport, ingestFile } from "../shard/ingest.js";
+import { OUTBOX_SUFFIX, inboxDir } from "../shard/outbox-format.js";
+import { OutboxWriter } from "../shard/outbox-writer.js";
+import { ShardRouter } from "../shard/shard-spec.js";
+import { UsageError } from "./flags.js";
+
+export const INGEST_USAGE = `usage: shardcrawl ingest --out <dir> [--redis <url>] <outbox files...>
+
+Adds the URLs in other nodes' outbox files (*${OUTBOX_SUFFIX}) to the frontier of the node whose
+output folder is <dir>; its Bloom filter drops what it has seen. URLs another node owns go on to
+this node's outbox for that node. If the node is running, the files are copied into <dir>/inbox/
+and the node ingests them itself.
+`;
+
+/** The config the node last ran with (written by the supervisor), for its prefix and shard. */
+export function readNodeConfig(out: string): NodeConfig | null {
+  const p = join(out, "node-config.json");
+  return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as NodeConfig) : null;
+}
+
+function runningPid(out: string): number | null {
+  const p = join(out, "status.json");
+  if (!existsSync(p)) return null;
+  const { pid } = JSON.parse(readFileSync(p, "utf8")) as { pid?: number };
+  if (!pid) return null;
+  try {
+    process.kill(pid, 0);
+    return pid;
+  } catch {
+    return null;
+  }
+}
+
+export async function runIngestCommand(argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { out: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } });
+  } catch (e) {
+    throw new UsageError((e as Error).message);
+  }
+  const v = parsed.values;
+  if (v.help) {
+    process.stdout.write(INGEST_USAGE);
+    return 0;
+  }
+  if (!v.out) throw new UsageError("ingest: --out <dir> is required");
+  const files = parsed.positionals;
+  for (const f of files) if (!existsSync(f)) throw new UsageError(`ingest: no such file ${f}`);
+  if (!files.length) {
+    process.stderr.write("ingest: no files given; nothing to do\n");
+    return 0;
+  }
+  const pid = v.redis ? null : runningPid(v.out);
+  if (pid) {
+    mkdirSync(inboxDir(v.out), { recursive: true });
+    // Copy under a temporary name, then rename, so the node never reads a half-copied file.
+    for (const f of files) {
+      const dest = join(inboxDir(v.out), basename(f));
+      copyFileSync(f, `${dest}.copying`);
+      renameSync(`${dest}.copying`, dest);
+    }
+    process.stdout.write(`${JSON.stringify({ queuedForRunningNode: pid, files: files.length, inbox: inboxDir(v.out) })}\n`);
+    return 0;
+  }
+  const config: NodeConfig = { ...defaultConfig(), ...(readNodeConfig(v.out) ?? {}), out: v.out };
+  const handle = v.redis ? null : await startNodeRedis(v.out);
+  const redis = new Redis(v.redis ?? handle!.url, { maxRetriesPerRequest: null });
+  const report = emptyIngestReport();
+  const router = config.shard ? new ShardRouter(config.shard) : undefined;
+  const outbox = router ? new OutboxWriter({ out: v.out, writer: `${config.nodeName}-ingest-cli`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
+  try {
+    const frontier = await openFrontier(redis, config);
+    for (const f of files) await ingestFile({ frontier, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(outbox ? { outbox } : {}) }, f, report);
+  } finally {
+    await outbox?.close();
+    redis.disconnect();
+    await handle?.stop();
+  }
+  process.stdout.write(`${JSON.stringify(report)}\n`);
+  return report.problems.length ? 1 : 0;
+}

@@ -1,0 +1,100 @@
+// Ingest: outbox files from other nodes into this node's frontier. The frontier's Bloom filter
+// drops URLs the node has already seen. A URL this node does not own (the cluster changed, or a
+// file went to the wrong node) is not dropped: it goes to this node's outbox for its owner.
+import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
+import { basename, join } from "node:path";
+import type { NodeFrontier } from "../node/open-frontier.js";
+import { tierFor } from "../schedule/priority.js";
+import { normalizeUrlDetailed, hostOf } from "../url/normalize.js";
+import type { DiscoveredLink } from "../shared/types.js";
+import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
+import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
+import type { OutboxWriter } from "./outbox-writer.js";
+import type { ShardRouter } from "./shard-spec.js";
+
+export interface IngestReport {
+  files: number;
+  lines: number;
+  added: number;
+  seen: number;
+  /** Dropped by the frontier's caps (recorded in its counters). */
+  dropped: number;
+  invalid: number;
+  /** Owned by another node: re-routed to this node's outbox. */
+  rerouted: number;
+  problems: Array<{ file: string; rejected: ReadReport["rejected"]; damaged?: string }>;
+}
+
+export function emptyIngestReport(): IngestReport {
+  return { files: 0, lines: 0, added: 0, seen: 0, dropped: 0, invalid: 0, rerouted: 0, problems: [] };
+}
+
+export interface IngestContext {
+  frontier: NodeFrontier;
+  router?: ShardRouter;
+  /** Where links owned by others go; required when router is given. */
+  outbox?: OutboxWriter;
+  maxUrlLength: number;
+}
+
+export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
+  const fileReport: ReadReport = { lines: 0, rejected: [] };
+  for await (const batch of readOutboxFile(path, fileReport)) {
+    const links: DiscoveredLink[] = [];
+    const elsewhere = new Map<string, OutboxLink[]>();
+    for (const l of batch) {
+      const n = normalizeUrlDetailed(l.url, undefined, { maxLength: ctx.maxUrlLength });
+      const host = n.ok ? hostOf(n.url) : null;
+      if (!n.ok || !host) {
+        report.invalid++;
+        continue;
+      }
+      const owner = ctx.router?.ownerOfHost(host);
+      if (owner !== undefined && owner !== ctx.router!.spec.self) {
+        const list = elsewhere.get(owner) ?? [];
+        list.push({ url: n.url, depth: l.depth });
+        elsewhere.set(owner, list);
+        continue;
+      }
+      links.push({ url: n.url, host, tier: tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
+    }
+    if (links.length) {
+      const r = await ctx.frontier.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
+      report.added += r.added;
+      report.seen += r.seen;
+      report.dropped += r.dropped;
+      report.invalid += r.invalid;
+    }
+    for (const [owner, list] of elsewhere) {
+      if (!ctx.outbox) throw new Error(`ingest: ${path} holds URLs owned by ${owner} and no outbox is open`);
+      await ctx.outbox.append(owner, list);
+      report.rerouted += list.length;
+    }
+  }
+  report.files++;
+  report.lines += fileReport.lines;
+  if (fileReport.rejected.length || fileReport.damaged) report.problems.push({ file: path, rejected: fileReport.rejected, ...(fileReport.damaged ? { damaged: fileReport.damaged } : {}) });
+}
+
+/** Finished files waiting in out/inbox/ (oldest name first). */
+export function inboxFiles(out: string): string[] {
+  const dir = inboxDir(out);
+  if (!existsSync(dir)) return [];
+  return readdirSync(dir).filter((f) => f.endsWith(OUTBOX_SUFFIX)).sort().map((f) => join(dir, f));
+}
+
+/**
+ * Ingests every finished file in out/inbox/ and moves it to out/inbox/done/. A crash between the
+ * two repeats the file: harmless, the Bloom filter drops what was added.
+ */
+export async function ingestInbox(ctx: IngestContext, out: string, report: IngestReport): Promise<number> {
+  const files = inboxFiles(out);
+  if (!files.length) return 0;
+  const done = join(inboxDir(out), "done");
+  mkdirSync(done, { recursive: true });
+  for (const f of files) {
+    await ingestFile(ctx, f, report);
+    renameSync(f, join(done, basename(f)));
+  }
+  return files.length;
+}

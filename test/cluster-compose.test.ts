@@ -1,0 +1,85 @@
+// docker-compose.yml cannot run here (no Docker engine): check that it parses and matches the
+// process topology of its cluster file (deploy/cluster.compose.yaml): per node a Redis and a
+// crawler service, the crawler running exactly that node of the cluster file, its status port
+// published, its output and Redis data on named volumes, health checks; simweb and the exchange tool.
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, expect, it } from "vitest";
+import { parse } from "yaml";
+import { ROOT } from "./harness/crawl.js";
+import { loadClusterFile } from "../packages/shardcrawl/src/cli/cluster-file.js";
+
+interface Service {
+  image?: string;
+  build?: { context: string; dockerfile: string };
+  command?: string[];
+  entrypoint?: string[];
+  ports?: string[];
+  volumes?: string[];
+  depends_on?: Record<string, { condition: string }>;
+  healthcheck?: { test: string[] };
+  profiles?: string[];
+}
+
+const compose = parse(readFileSync(join(ROOT, "docker-compose.yml"), "utf8")) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+const cluster = loadClusterFile(join(ROOT, "deploy/cluster.compose.yaml"));
+const CLUSTER_MOUNT = "./deploy/cluster.compose.yaml:/etc/shardcrawl/cluster.yaml:ro";
+
+describe("docker-compose.yml", () => {
+  it("has exactly a Redis and a crawler per node of the cluster file, plus simweb and exchange", () => {
+    const expected = ["simweb", "exchange", ...cluster.nodes.flatMap((n) => [`redis-${n.name}`, `crawler-${n.name}`])];
+    expect(Object.keys(compose.services).sort()).toEqual(expected.sort());
+  });
+
+  for (const node of cluster.nodes) {
+    it(`runs ${node.name} as the process topology does`, () => {
+      const crawler = compose.services[`crawler-${node.name}`]!;
+      const redis = compose.services[`redis-${node.name}`]!;
+      // The crawler runs this node of the mounted cluster file, with the image's shardcrawl entrypoint.
+      expect(crawler.command).toEqual(["node", "--cluster", "/etc/shardcrawl/cluster.yaml", "--name", node.name]);
+      expect(crawler.build).toEqual({ context: ".", dockerfile: "deploy/Dockerfile" });
+      expect(crawler.volumes).toContain(CLUSTER_MOUNT);
+      // Its Redis is its own service, healthy before it starts.
+      expect(node.config.redis).toBe(`redis://redis-${node.name}:6379`);
+      expect(crawler.depends_on?.[`redis-${node.name}`]).toEqual({ condition: "service_healthy" });
+      expect(redis.command).toEqual(expect.arrayContaining(["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"]));
+      expect(redis.healthcheck?.test).toEqual(["CMD", "redis-cli", "ping"]);
+      // Status port published and bound on all interfaces inside the container.
+      expect(node.statusPort).toBeGreaterThan(0);
+      expect(crawler.ports).toEqual([`${node.statusPort}:${node.statusPort}`]);
+      expect(node.config.statusBind).toBe("0.0.0.0");
+      expect(crawler.healthcheck?.test.join(" ")).toContain(`127.0.0.1:${node.statusPort}/status`);
+      // Output and Redis data on the node's own named volumes.
+      expect(crawler.volumes).toContain(`${node.name}-out:${node.out}`);
+      expect(redis.volumes).toEqual([`${node.name}-redis:/data`]);
+      expect(compose.volumes).toHaveProperty(`${node.name}-out`);
+      expect(compose.volumes).toHaveProperty(`${node.name}-redis`);
+      // The exchange tool sees every node's output where the cluster file says it is.
+      expect(compose.services.exchange!.volumes).toContain(`${node.name}-out:${node.out}`);
+      expect(node.config.shard?.nodes.map((n) => n.name)).toEqual(cluster.nodes.map((n) => n.name));
+    });
+  }
+
+  it("serves simweb where the nodes' connect-to rules send them, with the CA they trust", () => {
+    const sim = compose.services.simweb!;
+    const cmd = sim.entrypoint!.join(" ");
+    for (const node of cluster.nodes) {
+      for (const rule of node.config.connectTo) {
+        const [, , host, port] = rule.split(":");
+        expect(host).toBe("simweb");
+        expect(cmd).toMatch(new RegExp(`--(https-)?port ${port}\\b`));
+      }
+      expect(node.config.caFile).toBe("/data/simweb/ca.pem");
+      expect(cmd).toContain("--ca-dir /data/simweb");
+      expect(node.config.seeds).toBe("/data/simweb/seeds.txt");
+      expect(cmd).toContain("> /data/simweb/seeds.txt");
+    }
+    expect(compose.services.exchange!.entrypoint).toEqual(["bash", "scripts/cluster.sh"]);
+  });
+
+  it("builds from deploy/Dockerfile, whose entrypoint is the shardcrawl CLI", () => {
+    const dockerfile = readFileSync(join(ROOT, "deploy/Dockerfile"), "utf8");
+    expect(dockerfile).toMatch(/ENTRYPOINT \["node", "packages\/shardcrawl\/dist\/cli\/main\.js"\]/);
+    expect(dockerfile).toMatch(/pnpm install --frozen-lockfile && pnpm build/);
+  });
+});

@@ -1,0 +1,96 @@
+// Shared by the cluster tests: runs scripts/cluster.sh (sim up, rounds, exchange...) for a
+// 3-node cluster over the local or netns transport, then checks the union of the nodes' output
+// against simweb's own request log.
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { ROOT, SIMWEB, TEST_UA, readPageLog, readRequestLog, verifyLog, writeSeeds, type PageLine, type VerifyReport } from "./harness/crawl.js";
+import { ShardRouter, equalNodes } from "../packages/shardcrawl/src/shard/shard-spec.js";
+
+export const CLUSTER_SH = join(ROOT, "scripts/cluster.sh");
+export const NODES = 3;
+const DELAY_MS = 20;
+
+export interface ClusterRun {
+  dir: string;
+  cluster: string;
+  seedsFile: string;
+  simArgs: string[];
+  nodeOuts: string[];
+  rounds: { code: number | null; stdout: string; stderr: string };
+  report: VerifyReport;
+  pages: Map<string, PageLine[]>;
+  /** host -> the node names whose user agent fetched it, from simweb's log. */
+  fetchersByHost: Map<string, Set<string>>;
+  router: ShardRouter;
+}
+
+export function sh(args: string[], env: Record<string, string> = {}, timeoutMs = 600_000): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync("bash", [CLUSTER_SH, ...args], { encoding: "utf8", env: { ...process.env, ...env }, timeout: timeoutMs, maxBuffer: 64 * 1024 * 1024 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function must(r: { code: number | null; stdout: string; stderr: string }, what: string): string {
+  if (r.code !== 0) throw new Error(`${what} failed (${r.code}): ${r.stdout}\n${r.stderr}`);
+  return r.stdout;
+}
+
+/** The user agent of node i: the same robots.txt product token, plus the node's name. */
+export function nodeUa(name: string): string {
+  return TEST_UA.replace(")", `; ${name})`);
+}
+
+export interface ClusterOptions {
+  transport: "local" | "netns";
+  env?: Record<string, string>;
+  /** Where simweb listens, as the nodes reach it. */
+  simAddress: string;
+  /** Each node's address (netns) or 127.0.0.1. */
+  nodeHosts: string[];
+  /** Runs between `sim up` and `rounds` (e.g. read a packet counter). */
+  beforeRounds?: () => void;
+}
+
+export function runCluster(opts: ClusterOptions): ClusterRun {
+  const dir = mkdtempSync(join(tmpdir(), `sc-cluster-${opts.transport}-`));
+  const state = join(dir, "state");
+  const simCfg = join(dir, "simweb.json");
+  writeFileSync(simCfg, JSON.stringify({ pageSize: { median: 5000, mean: 6000, min: 2000, max: 30000 }, pagesPerHost: { min: 8, alpha: 1.2, max: 30 }, hostPageCap: 30 }));
+  const simArgs = ["--preset", "polite", "--seed", "23", "--hosts", "30", "--config", simCfg];
+  const env = opts.env ?? {};
+  const info = JSON.parse(must(sh(["sim", "up", "--transport", opts.transport, "--state", state, "--sim-args", [...simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number; ca: string };
+  const seedsFile = join(dir, "seeds.txt");
+  writeSeeds(simArgs, seedsFile);
+  const names = equalNodes(NODES).map((n) => n.name);
+  const cluster = join(dir, "cluster.yaml");
+  // JSON is YAML: the loader reads it as such.
+  writeFileSync(cluster, JSON.stringify({
+    name: `test-${opts.transport}`,
+    seeds: "seeds.txt",
+    outRoot: "nodes",
+    defaults: {
+      exitWhenDone: true, allowPrivate: true, caFile: info.ca, delayMs: DELAY_MS, maxCrawlDelayMs: 300,
+      connectTo: [`:80:${opts.simAddress}:${info.http}`, `:443:${opts.simAddress}:${info.https}`],
+      fetchers: 1, parsers: 1, expectedUrls: 100_000, progress: "off",
+    },
+    nodes: names.map((name, i) => ({ name, host: opts.nodeHosts[i], config: { userAgent: nodeUa(name) } })),
+  }, null, 2));
+  opts.beforeRounds?.();
+  const rounds = sh(["rounds", "--cluster", cluster, "--transport", opts.transport, "--max-rounds", "5"], env);
+  must(sh(["sim", "down", "--transport", opts.transport, "--state", state], env), "sim down");
+  const logFile = join(state, "simweb-requests.jsonl");
+  const report = verifyLog(simArgs, logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains" });
+  const nodeOuts = names.map((n) => join(dir, "nodes", n));
+  const pages = new Map(names.map((n, i) => [n, readPageLog(nodeOuts[i]!)]));
+  const fetchersByHost = new Map<string, Set<string>>();
+  const byUa = new Map(names.map((n) => [nodeUa(n), n]));
+  for (const e of readRequestLog(logFile) as Array<{ host: string; ua?: string }>) {
+    const who = byUa.get(e.ua ?? "") ?? `unknown:${e.ua}`;
+    const set = fetchersByHost.get(e.host) ?? new Set<string>();
+    set.add(who);
+    fetchersByHost.set(e.host, set);
+  }
+  void SIMWEB;
+  return { dir, cluster, seedsFile, simArgs, nodeOuts, rounds, report, pages, fetchersByHost, router: new ShardRouter({ self: names[0]!, nodes: equalNodes(NODES), key: "domain" }) };
+}
