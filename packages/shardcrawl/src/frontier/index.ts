@@ -1,8 +1,8 @@
 // One node's Redis state: host queues, ready schedule, leases, seen filter, robots cache, parse
 // queue and counters. See keys.ts for the keyspace and lua/ for the atomic operations.
-export { Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
+export { DEFAULT_FLOW, Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
 export type {
-  AddLinksResult, FrontierOptions, FrontierStats, HostLimits, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
+  AddLinksResult, FlowSettings, FrontierOptions, FrontierStats, HostFeedback, HostLimits, HostPressure, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
 } from "./frontier.js";
 export { ParseQueue, MAX_BLOCK_MS } from "./parse-queue.js";
 export type { AckResult, TakenPage } from "./parse-queue.js";
