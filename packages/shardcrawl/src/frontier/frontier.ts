@@ -16,6 +16,7 @@ import { encodePage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
+import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 
 export interface FrontierOptions {
   /** Key prefix of this crawl (default "sc:"). */
@@ -38,6 +39,8 @@ export interface FrontierOptions {
   maxQueuedTotal?: number;
   /** Flow control shared by every process of the node (written to P flowcfg at open). */
   flow?: Partial<FlowSettings>;
+  /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
+  urlFilters?: readonly string[];
 }
 
 /** Flow-control settings the Lua scripts read from P flowcfg (see lib.lua feedback and add_links). */
@@ -92,6 +95,8 @@ export interface HostPressure {
   limit: number;
   delayMultiplier: number;
   queued: number;
+  /** Retries / (retries + fetched + failed) of this host. */
+  retryRatio: number;
 }
 
 export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota";
@@ -116,6 +121,8 @@ export interface AddLinksResult {
   dropped: number;
   /** Unusable links (bad tier, tab in URL, ...), never sent to Redis. */
   invalid: number;
+  /** Refused by the URL filter chain (counted as stats "filtered:<reason>"). */
+  filtered: number;
 }
 
 export interface RequeueOptions {
@@ -215,6 +222,7 @@ export class Frontier {
   private readonly parseQueueMax: number;
   private readonly caps: QueueCaps;
   readonly flow: FlowSettings;
+  private readonly filters: UrlFilter[];
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
     this.keys = keys;
@@ -230,10 +238,12 @@ export class Frontier {
       maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
     };
     this.flow = { ...DEFAULT_FLOW, ...opts.flow };
+    this.filters = buildUrlFilters(opts.urlFilters ?? []);
     this.parse = new ParseQueue(redis, keys, scripts, {
       parseQueueMax: this.parseQueueMax,
       common: (now) => this.common(now),
-      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps),
+      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps, this.filters),
+      countFiltered: (f) => this.countFiltered(f),
     });
     this.robots = new RobotsCache(redis, keys);
   }
@@ -271,10 +281,11 @@ export class Frontier {
    */
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
-    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0 };
+    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
-      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps);
+      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);
       result.invalid += packed.invalid;
+      result.filtered += await this.countFiltered(packed.filtered);
       if (packed.count === 0) continue;
       const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
       result.added += toInt(r[0]);
@@ -308,7 +319,7 @@ export class Frontier {
     const ttl = positiveInt("lease ttl", Math.round(ttlMs));
     const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax])) as unknown[];
     const status = String(r[0]);
-    if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(r[1] !== undefined ? { message: String(r[1]) } : {}) };
+    if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(typeof r[1] === "string" ? { message: r[1] } : {}) };
     const leases: Lease[] = [];
     for (let i = 1; i + 4 < r.length; i += 5) {
       const el = decodeElement(String(r[i + 3]));
@@ -446,6 +457,20 @@ export class Frontier {
     };
   }
 
+  /** Adds URL-filter refusals to the stats ("filtered:<reason>"); returns how many. */
+  private async countFiltered(filtered: Record<string, number>): Promise<number> {
+    const entries = Object.entries(filtered);
+    if (entries.length === 0) return 0;
+    const m = this.redis.multi();
+    let n = 0;
+    for (const [reason, c] of entries) {
+      m.hincrby(this.keys.stats, `filtered:${reason}`, c);
+      n += c;
+    }
+    await m.exec();
+    return n;
+  }
+
   // --- flow control ------------------------------------------------------------------------
 
   /**
@@ -474,6 +499,11 @@ export class Frontier {
   async effectiveTotalCap(): Promise<number> {
     const { totalCap } = await this.flowState();
     return totalCap !== undefined ? Math.min(totalCap, this.caps.maxQueuedTotal) : this.caps.maxQueuedTotal;
+  }
+
+  /** The configured total cap (without the governor's). */
+  effectiveTotalCapConfigured(): Promise<number> {
+    return Promise.resolve(this.caps.maxQueuedTotal);
   }
 
   /** Up to `max` spilled entries, oldest first, WITHOUT removing them (see dropSpilled). */
@@ -510,12 +540,13 @@ export class Frontier {
     const out: HostPressure[] = [];
     for (let i = 0; i + 1 < r.length; i += 2) {
       const host = r[i]!;
-      const [f, a, m, c, q] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q");
+      const [f, a, m, c, q, R, x, e] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e");
+      const tries = toInt(R) + toInt(x) + toInt(e);
       const hard = c ? toInt(c) : this.hostConcurrency;
       const ad = a ? Number(a) : hard;
       out.push({
         host, pressure: Number(r[i + 1]), inFlight: toInt(f), limit: Math.max(1, Math.min(hard, Math.floor(ad))),
-        delayMultiplier: m ? Number(m) : 1, queued: toInt(q),
+        delayMultiplier: m ? Number(m) : 1, queued: toInt(q), retryRatio: tries > 0 ? toInt(R) / tries : 0,
       });
     }
     return out;
