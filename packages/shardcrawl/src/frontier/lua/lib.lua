@@ -156,6 +156,8 @@ local function feedback(host, hk, base)
       if not a then redis.call('HSET', hk, 'a', tostring(floor)) end
       m = math.min(mcap, math.max(1, m) * 2)
       redis.call('HSET', hk, 'm', tostring(m), 't', int(NOW))
+      -- The larger gap applies from this response on, not only after the next one.
+      push_next(hk)
     end
     a = tonumber(redis.call('HGET', hk, 'a'))
   end
