@@ -22,6 +22,11 @@ local K_LEASE = P .. 'lease'
 local K_FLOWCFG = P .. 'flowcfg'
 local K_PRESS = P .. 'press'
 local K_SPILL = P .. 'spill'
+-- Hosts with big queues, scored by queued URLs as of their last add_links (stale scores are only
+-- used to pick a victim for shedding, and checked against the lists).
+local K_BIG = P .. 'big'
+-- Hosts enter P big once their queue holds this many URLs (keeps the index small).
+local BIG_MIN = 100
 -- A host in rate back-off (delay multiplier m > 1) with a crawl delay below this still gets gaps:
 -- multiplying a zero delay would not slow anything down.
 local BACKOFF_BASE_MS = 100
@@ -302,6 +307,39 @@ local function shed_one(h, tier, spill)
   return false
 end
 
+-- The frontier's total cap is reached: sheds one URL of a lower priority than `tier` from the host
+-- with the biggest queue (P big), which is where a hot domain's low-value URLs pile up. A host
+-- of this call is shed through shed_one (its pending state is in `byname`). Returns 'local'
+-- (counted by the caller), 'remote' (gauges already updated) or nil.
+local function shed_biggest(tier, spill, byname)
+  local top = redis.call('ZREVRANGE', K_BIG, 0, 0)
+  local vh = top[1]
+  if not vh then return nil end
+  local h = byname[vh]
+  if h then
+    if shed_one(h, tier, spill) then return 'local' end
+    return nil
+  end
+  local vk = hkey(vh)
+  for t = MAX_TIER, tier + 1, -1 do
+    local el = redis.call('RPOP', qkey(vh, t))
+    if el then
+      if spill then
+        local o = redis.call('HGET', vk, 'o')
+        if o and string.sub(el, 1, 1) == '/' then el = o .. el end
+        redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el)
+      end
+      local q = queued_add(vk, -1)
+      if q >= BIG_MIN then redis.call('ZADD', K_BIG, q, vh) else redis.call('ZREM', K_BIG, vh) end
+      sync_ready(vh, vk)
+      return 'remote'
+    end
+  end
+  -- Nothing of lower priority there: its score is stale or its URLs are as good; drop it from the index.
+  redis.call('ZREM', K_BIG, vh)
+  return nil
+end
+
 -- Adds links whose parameters start at ARGV[base] (built by links.ts packLinks):
 --   ARGV[base]   Bloom segment size in bits      ARGV[base+1] max queued per host (0 = none)
 --   ARGV[base+2] max queued in total (0 = none)   ARGV[base+3] k (Bloom positions per link)
@@ -314,8 +352,9 @@ end
 -- and shed ("drop" | "spill"), and P flow tcap (a lower total cap set by the memory governor).
 -- For each link: Bloom test-and-set; if new and there is room, append it to its host/tier queue,
 -- create the host state if new, and put the host into the ready schedule when it has a free slot.
--- When the host's or the frontier's cap is reached, a queued URL of the same host with a lower
--- priority is shed to make room (shed_one); failing that the new link is refused: it is tested
+-- When the host's cap is reached, a queued URL of the same host with a lower priority is shed to
+-- make room (shed_one); when the frontier's total cap is reached, one of the host with the biggest
+-- queue (shed_biggest); failing that the new link is refused: it is tested
 -- only (its bits stay clear), so it can come back later. A host past its page budget admits nothing.
 -- Host state is read once per host per call and queue pushes / counters are written once per
 -- host, so a page's links cost about one BITFIELD each plus a few calls per host.
@@ -337,8 +376,8 @@ local function add_links(base)
   local tcap = tonumber(redis.call('HGET', P .. 'flow', 'tcap') or '0') or 0
   if tcap > 0 and (max_total <= 0 or tcap < max_total) then max_total = tcap end
   local total = tonumber(redis.call('HGET', K_STATS, 'queued') or '0')
-  local added, seen, dropped_host, dropped_total, dropped_budget, shed = 0, 0, 0, 0, 0, 0
-  local hosts, order = {}, {}
+  local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
+  local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
     local h1, h2, o1, o2, tier = string.byte(blob, j, j + 4)
@@ -352,6 +391,7 @@ local function add_links(base)
             A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
       h.q = h.q0
       hosts[hi] = h
+      byname[host] = h
       order[#order + 1] = hi
     end
     local budget_out = hbud > 0 and h.A >= hbud
@@ -359,12 +399,25 @@ local function add_links(base)
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
     local fresh = bloom_check(blob, j + 5, k, seg, room)
-    if fresh and not room and not budget_out and shed_one(h, tier, spill) then
-      -- Shed a worse URL of this host: the new one takes its place.
-      shed = shed + 1
-      total = total - 1
-      bloom_check(blob, j + 5, k, seg, true)
-      room = true
+    if fresh and not room and not budget_out then
+      -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
+      -- the new one takes its place.
+      local how = nil
+      if host_full then
+        if shed_one(h, tier, spill) then how = 'local' end
+      else
+        how = shed_biggest(tier, spill, byname)
+      end
+      if how then
+        if how == 'local' then shed = shed + 1 else shed_remote = shed_remote + 1 end
+        total = total - 1
+        bloom_check(blob, j + 5, k, seg, true)
+        room = not (max_host > 0 and h.q >= max_host)
+        if not room then
+          -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
+          if shed_one(h, tier, spill) then shed = shed + 1; total = total - 1; room = true end
+        end
+      end
     end
     if not fresh then
       seen = seen + 1
@@ -406,6 +459,7 @@ local function add_links(base)
       if h.q ~= h.q0 then redis.call('HINCRBY', h.hk, 'q', h.q - h.q0) end
       if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
+      if h.q >= BIG_MIN then redis.call('ZADD', K_BIG, h.q, h.host) elseif h.q0 >= BIG_MIN then redis.call('ZREM', K_BIG, h.host) end
       sync_ready(h.host, h.hk)
     end
   end
@@ -415,6 +469,6 @@ local function add_links(base)
   if dropped_host > 0 then stat('dropped:host-full', dropped_host) end
   if dropped_total > 0 then stat('dropped:frontier-full', dropped_total) end
   if dropped_budget > 0 then stat('dropped:host-budget', dropped_budget) end
-  if shed > 0 then stat(spill and 'spilled' or 'shed', shed) end
+  if shed + shed_remote > 0 then stat(spill and 'spilled' or 'shed', shed + shed_remote) end
   return added, seen, dropped_host + dropped_total + dropped_budget
 end
