@@ -5,7 +5,8 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
-import { Frontier, type FrontierOptions, type Lease } from "../../src/frontier/index.js";
+import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
+import type { Lease } from "../../src/shared/types.js";
 import { checkInvariants, link, page } from "./helpers.js";
 
 let server: TestRedis;
