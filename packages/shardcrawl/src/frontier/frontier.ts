@@ -511,9 +511,14 @@ export class Frontier {
     return this.redis.lrange(this.keys.spill, -positiveInt("max", max), -1).then((a) => a.reverse());
   }
 
-  /** Removes the `n` oldest spilled entries (after they are safely on disk). */
+  /** Removes the `n` oldest spilled entries (after they are safely on disk) and counts them as on disk (P flow ondisk). */
   async dropSpilled(n: number): Promise<void> {
-    if (n > 0) await this.redis.ltrim(this.keys.spill, 0, -n - 1);
+    if (n > 0) await this.redis.multi().ltrim(this.keys.spill, 0, -n - 1).hincrby(this.keys.flow, "ondisk", n).exec();
+  }
+
+  /** Spilled URLs on disk, not yet re-admitted (so "done" waits for them). */
+  async spilledOnDisk(): Promise<number> {
+    return toInt(await this.redis.hget(this.keys.flow, "ondisk"));
   }
 
   async spilledWaiting(): Promise<number> {
@@ -521,7 +526,7 @@ export class Frontier {
   }
 
   /** Re-admits spilled entries under the caps; the rest go back to the spill list. */
-  async readmit(entries: readonly string[], now: number = Date.now()): Promise<{ readmitted: number; returned: number }> {
+  async readmit(entries: readonly string[], now: number = Date.now(), fromDisk = false): Promise<{ readmitted: number; returned: number }> {
     let readmitted = 0;
     let returned = 0;
     for (let i = 0; i < entries.length; i += 5000) {
@@ -531,6 +536,7 @@ export class Frontier {
       readmitted += toInt(r[0]);
       returned += toInt(r[1]);
     }
+    if (fromDisk && entries.length > 0) await this.redis.hincrby(this.keys.flow, "ondisk", -entries.length);
     return { readmitted, returned };
   }
 

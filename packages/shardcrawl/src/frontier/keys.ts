@@ -30,7 +30,9 @@
 //   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
-//                              pause until), stop (upstream quota exhausted: message)
+//                              pause until), stop (upstream quota exhausted: message), ondisk
+//                              (spilled URLs in files under out/spill/, not yet re-admitted)
+//   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,

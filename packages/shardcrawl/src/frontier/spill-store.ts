@@ -91,7 +91,7 @@ export class SpillStore {
       return 0;
     }
     const lines = gunzipSync(readFileSync(oldest)).toString("utf8").split("\n").filter((l) => l.length > 0);
-    const r = await this.frontier.readmit(lines);
+    const r = await this.frontier.readmit(lines, Date.now(), true);
     unlinkSync(oldest);
     this.counts.readmitted += r.readmitted;
     this.counts.files = files.length - 1;

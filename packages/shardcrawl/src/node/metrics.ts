@@ -89,6 +89,7 @@ export function renderMetrics(snap: Snapshot): string {
     g("shardcrawl_redis_memory_budget_bytes", "Redis memory budget (0 = none).", p.redisBudgetBytes);
     g("shardcrawl_frontier_total_cap_urls", "Total queue cap set by the memory governor (0 = the configured cap applies).", p.totalCap ?? 0);
     g("shardcrawl_spill_waiting_urls", "Shed URLs in Redis waiting to be written to disk.", p.spillWaiting);
+    g("shardcrawl_spill_on_disk_urls", "Shed URLs in spill files waiting to be re-admitted.", p.spillOnDisk);
     g("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
     g("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
     const perHost: Array<[string, string, (h: HostPressure) => number]> = [

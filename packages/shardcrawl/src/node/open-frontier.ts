@@ -52,6 +52,8 @@ export interface NodePressure {
   /** The memory governor's lower total cap, if any. */
   totalCap?: number;
   spillWaiting: number;
+  /** Spilled URLs on disk waiting for re-admission. */
+  spillOnDisk: number;
   /** Set when our upstream quota is exhausted. */
   stopped?: string;
 }
@@ -198,7 +200,8 @@ export class NodeFrontier {
       robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0),
       discovered: c.discovered ?? 0,
       outOfScope: c.outOfScope ?? 0,
-      queued: s.queued,
+      // Spilled URLs are still work to do: "done" waits until they were re-admitted and fetched.
+      queued: s.queued + (await this.frontier.spilledWaiting()) + (await this.frontier.spilledOnDisk()),
       hostsQueued: s.hostsQueued,
       readyHosts: s.readyHosts,
       dueHosts: s.dueHosts,
@@ -222,6 +225,7 @@ export class NodeFrontier {
       parseQueueOldestAgeMs: await f.parseQueueOldestAgeMs(),
       ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}),
       spillWaiting: await f.spilledWaiting(),
+      spillOnDisk: await f.spilledOnDisk(),
       ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
     };
   }
