@@ -15,6 +15,9 @@ export interface MemoryBudget {
   low: number;
 }
 
+/** The governor never caps the frontier below this many URLs (memory that is not queue memory cannot be won back by starving the crawl). */
+export const MIN_TOTAL_CAP = 1000;
+
 export interface GovernorReading {
   usedBytes: number;
   budgetBytes: number;
@@ -40,7 +43,7 @@ export class MemoryGovernor {
     const queued = (await this.frontier.stats()).queued;
     if (used > budgetBytes * this.b.high) {
       // Below what is queued now, so the queues shrink as work is leased.
-      const cap = Math.max(1, Math.floor(Math.min(queued, flow.totalCap ?? queued) * 0.9));
+      const cap = Math.max(MIN_TOTAL_CAP, Math.floor(Math.min(queued, flow.totalCap ?? queued) * 0.9));
       if (flow.totalCap === undefined || cap < flow.totalCap) {
         await this.frontier.setFlow({ totalCap: cap });
         await this.frontier.redis.hincrby(this.frontier.keys.stats, "memory:capLowered", 1);

@@ -141,6 +141,9 @@ describe("memory governor", () => {
     const r = await tight.tick();
     expect(r.action).toBe("lowered");
     expect(r.totalCap).toBe(4500);
+    // Memory stays high: the cap keeps falling, but never below MIN_TOTAL_CAP.
+    for (let i = 0; i < 30; i++) await tight.tick();
+    expect((await f.flowState()).totalCap).toBe(1000);
     expect((await f.addLinks([link("https://new.test/")])).dropped).toBe(1);
     const roomy = new MemoryGovernor(f, { budgetBytes: 1e12, high: 0.85, low: 0.7 });
     expect((await roomy.tick()).action).toBe("raised");
