@@ -33,6 +33,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
 
 flow control:
   --parse-queue-max <n>       parse queue bound in pages; fetchers stop leasing when it is full (default 256)
+  --parse-queue-max-bytes <b> parse stage bound in body bytes (default 268435456)
   --retry-max-attempts <n>    attempts per URL, first included (default 3; 1 = no retries)
   --retry-base <ms>           retry back-off base: full jitter in [0, min(cap, base x 2^attempt)] (default 1000)
   --max-retry-after <ms>      honour Retry-After up to this (default 300000)
@@ -88,6 +89,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         progress: { type: "string" },
         name: { type: "string" },
         "parse-queue-max": { type: "string" },
+        "parse-queue-max-bytes": { type: "string" },
         "retry-max-attempts": { type: "string" },
         "retry-base": { type: "string" },
         "max-retry-after": { type: "string" },
@@ -144,6 +146,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   }
   if (v.name !== undefined) c.nodeName = v.name;
   c.parseQueueMax = int("parse-queue-max", v["parse-queue-max"]) ?? c.parseQueueMax;
+  c.parseQueueMaxBytes = int("parse-queue-max-bytes", v["parse-queue-max-bytes"]) ?? c.parseQueueMaxBytes;
   c.retryMaxAttempts = int("retry-max-attempts", v["retry-max-attempts"]) ?? c.retryMaxAttempts;
   c.retryBaseMs = int("retry-base", v["retry-base"]) ?? c.retryBaseMs;
   c.maxRetryAfterMs = int("max-retry-after", v["max-retry-after"]) ?? c.maxRetryAfterMs;

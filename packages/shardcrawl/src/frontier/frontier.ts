@@ -33,6 +33,8 @@ export interface FrontierOptions {
   maxPages?: number;
   /** Parse queue bound in pages; no leasing while it is full (default 256). */
   parseQueueMax?: number;
+  /** Parse stage bound in body bytes (queued or being parsed); no leasing while it is reached (default 0 = none). */
+  parseQueueMaxBytes?: number;
   /** Queue bound per host; a hot host's extra links are dropped, not queued (default 1,000,000). */
   maxQueuedPerHost?: number;
   /** Queue bound for the whole frontier (default 100,000,000). */
@@ -220,6 +222,7 @@ export class Frontier {
   private readonly leaseTtlMs: number;
   private readonly maxPages: number;
   private readonly parseQueueMax: number;
+  private readonly parseQueueMaxBytes: number;
   private readonly caps: QueueCaps;
   readonly flow: FlowSettings;
   private readonly filters: UrlFilter[];
@@ -233,6 +236,7 @@ export class Frontier {
     this.leaseTtlMs = positiveInt("leaseTtlMs", opts.leaseTtlMs ?? 120_000);
     this.maxPages = opts.maxPages === undefined ? 0 : positiveInt("maxPages", opts.maxPages);
     this.parseQueueMax = positiveInt("parseQueueMax", opts.parseQueueMax ?? 256);
+    this.parseQueueMaxBytes = Math.round(nonNegative("parseQueueMaxBytes", opts.parseQueueMaxBytes ?? 0));
     this.caps = {
       maxQueuedPerHost: positiveInt("maxQueuedPerHost", opts.maxQueuedPerHost ?? 1_000_000),
       maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
@@ -317,7 +321,7 @@ export class Frontier {
   async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs): Promise<LeaseBatch> {
     const n = Math.min(positiveInt("lease max", max), MAX_LEASE_BATCH);
     const ttl = positiveInt("lease ttl", Math.round(ttlMs));
-    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax])) as unknown[];
+    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes])) as unknown[];
     const status = String(r[0]);
     if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(typeof r[1] === "string" ? { message: r[1] } : {}) };
     const leases: Lease[] = [];

@@ -28,6 +28,7 @@
 //   P pi:<consumer>     list   page ids a parse consumer has taken and not yet acknowledged
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
 //   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
+//   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), ondisk

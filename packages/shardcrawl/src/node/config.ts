@@ -45,6 +45,8 @@ export interface NodeConfig {
   falsePositiveRate: number;
   /** Parse queue bound, in pages. */
   parseQueueMax: number;
+  /** Parse stage bound in body bytes (queued or being parsed; 0 = none). Size it as rate x accepted wait x mean page size. */
+  parseQueueMaxBytes: number;
   maxRedirects: number;
   maxUrlLength: number;
   maxLinksPerPage: number;
@@ -125,6 +127,7 @@ export function defaultConfig(): NodeConfig {
     expectedUrls: 10_000_000,
     falsePositiveRate: 0.01,
     parseQueueMax: 256,
+    parseQueueMaxBytes: 256 * 1024 * 1024,
     maxRedirects: 5,
     maxUrlLength: 2048,
     maxLinksPerPage: 10_000,
@@ -184,7 +187,7 @@ export function validateConfig(c: NodeConfig): string[] {
   for (const k of ["retryMaxAttempts", "maxQueuedPerHost", "maxQueuedTotal", "aimdFloor", "aimdMaxDelayMultiplier", "leaseTtlFloorMs"] as const) {
     if (!Number.isInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(c[k])}`);
   }
-  for (const k of ["retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
+  for (const k of ["parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
     if (!Number.isFinite(c[k]) || c[k] < 0) errors.push(`${k}: expected a number >= 0, got ${JSON.stringify(c[k])}`);
   }
   if (!(c.aimdIncrease > 0)) errors.push(`aimdIncrease: expected > 0, got ${c.aimdIncrease}`);

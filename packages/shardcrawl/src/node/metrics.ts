@@ -84,6 +84,7 @@ export function renderMetrics(snap: Snapshot): string {
       out.push(`${name}{${label}} ${v}`);
     };
     g("shardcrawl_parse_queue_capacity_pages", "Parse queue bound (fetchers stop leasing at it).", p.parseQueueMax);
+    g("shardcrawl_parse_stage_bytes", "Body bytes queued for or being parsed (bounded by parseQueueMaxBytes).", s?.counters.parseBytes ?? 0);
     g("shardcrawl_parse_queue_oldest_age_seconds", "Age of the oldest page waiting in the parse queue.", p.parseQueueOldestAgeMs / 1000);
     g("shardcrawl_redis_memory_used_bytes", "Redis used_memory.", p.redisUsedBytes);
     g("shardcrawl_redis_memory_budget_bytes", "Redis memory budget (0 = none).", p.redisBudgetBytes);

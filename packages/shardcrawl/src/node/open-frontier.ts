@@ -240,6 +240,7 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     leaseTtlMs: config.leaseTtlMs,
     maxPages: config.maxPages,
     parseQueueMax: config.parseQueueMax,
+    parseQueueMaxBytes: config.parseQueueMaxBytes,
     maxQueuedPerHost: config.maxQueuedPerHost,
     maxQueuedTotal: config.maxQueuedTotal,
     urlFilters: config.urlFilters,

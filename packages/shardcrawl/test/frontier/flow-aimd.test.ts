@@ -159,4 +159,18 @@ describe("node-wide signals", () => {
     await f.setFlow({ stop: "upstream quota exhausted" });
     expect(await f.lease(10, 6000)).toEqual({ leases: [], blocked: "quota", message: "upstream quota exhausted" });
   });
+
+  it("stops leasing while the parse stage holds its byte bound, until the pages are acknowledged", async () => {
+    const f = await open({ delayMs: 0, hostConcurrency: 4, parseQueueMaxBytes: 1000 });
+    await seed(f, "h.test", 5, 1000);
+    const a = await f.lease(1, 2000);
+    await f.completeWithPage(a.leases[0]!, page(a.leases[0]!.url, "x".repeat(1200)), 2001);
+    expect((await f.lease(1, 2002)).blocked).toBe("parse-full");
+    const taken = await f.parse.take("c1", 10);
+    expect(taken).toHaveLength(1);
+    expect((await f.lease(1, 2003)).blocked).toBe("parse-full"); // being parsed still counts
+    await f.parse.ack("c1", taken[0]!.id, []);
+    expect((await f.lease(1, 2004)).leases).toHaveLength(1);
+    expect(await redis.hget(f.keys.stats, "parseBytes")).toBe("0");
+  });
 });

@@ -8,6 +8,8 @@
 -- ARGV: [1..4] common (lib.lua); [5] max leases; [6] lease TTL ms;
 --       [7] max pages budget (0 = none; counts fetched + failed + active leases);
 --       [8] parse queue bound (0 = none; no leasing while the parse queue is at or above it)
+--       [9] parse stage byte bound (0 = none; no leasing while the bodies queued or being parsed,
+--           stats parseBytes, are at or above it)
 -- Global signals, checked before any host (they describe us, not a site):
 --   P flow stop   set when our upstream quota is exhausted: no leasing at all ({'quota', message})
 --   P flow gnb    epoch ms before which our upstream plan asked us to pause ({'upstream'})
@@ -24,6 +26,8 @@ local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb')
 if flow[1] then return {'quota', flow[1]} end
 if (tonumber(flow[2]) or 0) > NOW then return {'upstream'} end
 if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {'parse-full'} end
+local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
+if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {'parse-full'} end
 local gmax = tonumber(redis.call('HGET', K_FLOWCFG, 'gmax') or '0') or 0
 if gmax > 0 then
   local room = gmax - redis.call('ZCARD', K_LEASES)
