@@ -31,6 +31,25 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --status-port <n>           /metrics and /status on 127.0.0.1 (default: any free port)
   --progress <auto|on|off>    live progress (auto: only on a terminal)
   --name <node>               node name in output file names (default node0)
+
+flow control:
+  --parse-queue-max <n>       parse queue bound in pages; fetchers stop leasing when it is full (default 256)
+  --parse-queue-max-bytes <b> parse stage bound in body bytes (default 268435456)
+  --retry-max-attempts <n>    attempts per URL, first included (default 3; 1 = no retries)
+  --retry-base <ms>           retry back-off base: full jitter in [0, min(cap, base x 2^attempt)] (default 1000)
+  --max-retry-after <ms>      honour Retry-After up to this (default 300000)
+  --aimd-probe <ms>           after a back-off, retry the limit that failed only after this (default 60000)
+  --lease-ttl-percentile <p>  lease TTL from this percentile of fetch times x 2 (default 0.99)
+  --max-queued-per-host <n>   URLs queued per host (default 1000000)
+  --max-queued-total <n>      URLs queued in the frontier (default 100000000)
+  --shed <drop|spill>         past a cap, drop lowest-priority URLs or spill them to out/spill/ (default drop)
+  --redis-memory-budget <b>   keep Redis used_memory under this many bytes (default: none)
+  --host-page-budget <n>      URLs ever admitted per host (default: none)
+  --url-filter <name=n>       spider-trap filter, repeatable, replaces the defaults; "none" for no filters
+                              (max-path-depth, max-repeated-segment, max-query-params, max-url-length)
+  --global-concurrency <n>    requests in flight across the node: our upstream plan's cap (default: none)
+  --upstream-limit-header <h> a 429 carrying this header is our upstream plan's limit: pause all fetching
+  --upstream-quota-header <h> a response carrying this header means our quota is exhausted: stop fetching
 `;
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -71,6 +90,22 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "status-port": { type: "string" },
         progress: { type: "string" },
         name: { type: "string" },
+        "parse-queue-max": { type: "string" },
+        "parse-queue-max-bytes": { type: "string" },
+        "retry-max-attempts": { type: "string" },
+        "retry-base": { type: "string" },
+        "max-retry-after": { type: "string" },
+        "aimd-probe": { type: "string" },
+        "lease-ttl-percentile": { type: "string" },
+        "max-queued-per-host": { type: "string" },
+        "max-queued-total": { type: "string" },
+        shed: { type: "string" },
+        "redis-memory-budget": { type: "string" },
+        "host-page-budget": { type: "string" },
+        "url-filter": { type: "string", multiple: true },
+        "global-concurrency": { type: "string" },
+        "upstream-limit-header": { type: "string" },
+        "upstream-quota-header": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -107,12 +142,37 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.fetcherConcurrency = int("fetcher-concurrency", v["fetcher-concurrency"]) ?? c.fetcherConcurrency;
   c.expectedUrls = int("expected-urls", v["expected-urls"]) ?? c.expectedUrls;
   c.leaseTtlMs = int("lease-ttl", v["lease-ttl"]) ?? c.leaseTtlMs;
+  // The adaptive lease lifetime lives between a floor and --lease-ttl: a short cap lowers the floor.
+  c.leaseTtlFloorMs = Math.min(c.leaseTtlFloorMs, c.leaseTtlMs);
   c.statusPort = int("status-port", v["status-port"]) ?? c.statusPort;
   if (v.progress !== undefined) {
     if (!["auto", "on", "off"].includes(v.progress)) throw new UsageError(`--progress: expected auto, on or off, got ${JSON.stringify(v.progress)}`);
     c.progress = v.progress as NodeConfig["progress"];
   }
   if (v.name !== undefined) c.nodeName = v.name;
+  c.parseQueueMax = int("parse-queue-max", v["parse-queue-max"]) ?? c.parseQueueMax;
+  c.parseQueueMaxBytes = int("parse-queue-max-bytes", v["parse-queue-max-bytes"]) ?? c.parseQueueMaxBytes;
+  c.retryMaxAttempts = int("retry-max-attempts", v["retry-max-attempts"]) ?? c.retryMaxAttempts;
+  c.retryBaseMs = int("retry-base", v["retry-base"]) ?? c.retryBaseMs;
+  c.maxRetryAfterMs = int("max-retry-after", v["max-retry-after"]) ?? c.maxRetryAfterMs;
+  c.aimdProbeMs = int("aimd-probe", v["aimd-probe"]) ?? c.aimdProbeMs;
+  if (v["lease-ttl-percentile"] !== undefined) {
+    const p = Number(v["lease-ttl-percentile"]);
+    if (!(p > 0 && p <= 1)) throw new UsageError(`--lease-ttl-percentile: expected 0 < p <= 1, got ${JSON.stringify(v["lease-ttl-percentile"])}`);
+    c.leaseTtlPercentile = p;
+  }
+  c.maxQueuedPerHost = int("max-queued-per-host", v["max-queued-per-host"]) ?? c.maxQueuedPerHost;
+  c.maxQueuedTotal = int("max-queued-total", v["max-queued-total"]) ?? c.maxQueuedTotal;
+  if (v.shed !== undefined) {
+    if (v.shed !== "drop" && v.shed !== "spill") throw new UsageError(`--shed: expected drop or spill, got ${JSON.stringify(v.shed)}`);
+    c.shedMode = v.shed;
+  }
+  c.redisMemoryBudgetBytes = int("redis-memory-budget", v["redis-memory-budget"]) ?? c.redisMemoryBudgetBytes;
+  c.hostPageBudget = int("host-page-budget", v["host-page-budget"]) ?? c.hostPageBudget;
+  if (v["url-filter"] !== undefined) c.urlFilters = v["url-filter"].includes("none") ? [] : v["url-filter"];
+  c.globalConcurrency = int("global-concurrency", v["global-concurrency"]) ?? c.globalConcurrency;
+  if (v["upstream-limit-header"] !== undefined) c.upstreamLimitHeader = v["upstream-limit-header"];
+  if (v["upstream-quota-header"] !== undefined) c.upstreamQuotaHeader = v["upstream-quota-header"];
   const errors = validateConfig(c);
   if (errors.length) throw new UsageError(errors.join("\n"));
   return c;

@@ -16,6 +16,7 @@ import { encodePage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
+import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 
 export interface FrontierOptions {
   /** Key prefix of this crawl (default "sc:"). */
@@ -32,18 +33,85 @@ export interface FrontierOptions {
   maxPages?: number;
   /** Parse queue bound in pages; no leasing while it is full (default 256). */
   parseQueueMax?: number;
+  /** Parse stage bound in body bytes (queued or being parsed); no leasing while it is reached (default 0 = none). */
+  parseQueueMaxBytes?: number;
   /** Queue bound per host; a hot host's extra links are dropped, not queued (default 1,000,000). */
   maxQueuedPerHost?: number;
   /** Queue bound for the whole frontier (default 100,000,000). */
   maxQueuedTotal?: number;
+  /** Flow control shared by every process of the node (written to P flowcfg at open). */
+  flow?: Partial<FlowSettings>;
+  /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
+  urlFilters?: readonly string[];
 }
 
-export type LeaseBlock = "budget" | "parse-full";
+/** Flow-control settings the Lua scripts read from P flowcfg (see lib.lua feedback and add_links). */
+export interface FlowSettings {
+  /** Lowest adaptive per-host concurrency (default 1). */
+  aimdFloor: number;
+  /** Additive increase: + this / limit per successful request (default 0.1). */
+  aimdIncrease: number;
+  /** Multiplicative decrease factor on a back-off signal (default 0.5). */
+  aimdDecrease: number;
+  /** A response slower than this times the host's baseline latency is a back-off signal (0 = off; default 5). */
+  aimdLatencyFactor: number;
+  /** ... and slower than this many ms (default 2000). */
+  aimdLatencyMinMs: number;
+  /** After a decrease, the limit that failed is retried only after this long (default 60 s). */
+  aimdProbeMs: number;
+  /** Largest delay multiplier once concurrency is at the floor (default 16). */
+  aimdMaxDelayMultiplier: number;
+  /** URLs ever admitted per host (spider-trap defence; 0 = none). */
+  hostPageBudget: number;
+  /** Past a queue cap: "drop" shed URLs (counted) or "spill" them to disk for later re-admission. */
+  shedMode: "drop" | "spill";
+  /** Requests in flight across the node (our upstream plan's cap; 0 = none). */
+  globalConcurrency: number;
+}
+
+export const DEFAULT_FLOW: FlowSettings = {
+  aimdFloor: 1, aimdIncrease: 0.1, aimdDecrease: 0.5, aimdLatencyFactor: 5, aimdLatencyMinMs: 2000, aimdProbeMs: 60_000,
+  aimdMaxDelayMultiplier: 16, hostPageBudget: 0, shedMode: "drop", globalConcurrency: 0,
+};
+
+/**
+ * What a finished request says about its host (lib.lua feedback): "ok" (a normal answer, counts
+ * for additive increase and the latency baseline), "backoff" (429/503, timeout, challenge page:
+ * multiplicative decrease), "none" (nothing to learn about the host's capacity).
+ */
+export interface HostFeedback {
+  signal: "ok" | "backoff" | "none";
+  /** Time to the response headers (or the whole fetch), ms. */
+  latencyMs?: number;
+  /** When the request started (epoch ms): a decrease happens once per window of requests. */
+  startedAt?: number;
+  /** The host may not start another request before this epoch ms (Retry-After). */
+  notBefore?: number;
+}
+
+/** A host under back-off, for pressure metrics. */
+export interface HostPressure {
+  host: string;
+  pressure: number;
+  inFlight: number;
+  limit: number;
+  delayMultiplier: number;
+  queued: number;
+  /** Retries / (retries + fetched + failed) of this host. */
+  retryRatio: number;
+}
+
+export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota";
 
 export interface LeaseBatch {
   leases: Lease[];
-  /** Why nothing was leased although work may exist: the page budget is used up or the parse queue is full. */
+  /**
+   * Why nothing was leased although work may exist: the page budget is used up, the parse queue
+   * is full, the global concurrency cap is reached, our upstream plan asked for a pause, or our
+   * upstream quota is exhausted (then `message` says so).
+   */
   blocked?: LeaseBlock;
+  message?: string;
 }
 
 export interface AddLinksResult {
@@ -55,6 +123,8 @@ export interface AddLinksResult {
   dropped: number;
   /** Unusable links (bad tier, tab in URL, ...), never sent to Redis. */
   invalid: number;
+  /** Refused by the URL filter chain (counted as stats "filtered:<reason>"). */
+  filtered: number;
 }
 
 export interface RequeueOptions {
@@ -62,8 +132,10 @@ export interface RequeueOptions {
   countAttempt: boolean;
   /** The host may not start another request before this epoch ms (e.g. Retry-After). */
   notBefore?: number;
-  /** Reason counted as stats "retry:<reason>". */
+  /** Reason counted as stats "retry:<reason>" (and "retries"). */
   reason?: string;
+  /** What the request said about its host. */
+  feedback?: HostFeedback;
 }
 
 export interface HostLimits {
@@ -128,6 +200,12 @@ function nonNegative(name: string, v: number): number {
   return v;
 }
 
+function feedbackArgs(fb: HostFeedback | undefined): ScriptArg[] {
+  if (!fb) return [];
+  const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) || v < 0 ? 0 : Math.round(v));
+  return [fb.signal, ms(fb.latencyMs), ms(fb.startedAt), ms(fb.notBefore)];
+}
+
 function epochMs(now: number): number {
   if (!Number.isFinite(now) || now < 0) throw new RangeError(`frontier: time must be epoch ms, got ${now}`);
   return Math.floor(now);
@@ -144,7 +222,10 @@ export class Frontier {
   private readonly leaseTtlMs: number;
   private readonly maxPages: number;
   private readonly parseQueueMax: number;
+  private readonly parseQueueMaxBytes: number;
   private readonly caps: QueueCaps;
+  readonly flow: FlowSettings;
+  private readonly filters: UrlFilter[];
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
     this.keys = keys;
@@ -155,14 +236,18 @@ export class Frontier {
     this.leaseTtlMs = positiveInt("leaseTtlMs", opts.leaseTtlMs ?? 120_000);
     this.maxPages = opts.maxPages === undefined ? 0 : positiveInt("maxPages", opts.maxPages);
     this.parseQueueMax = positiveInt("parseQueueMax", opts.parseQueueMax ?? 256);
+    this.parseQueueMaxBytes = Math.round(nonNegative("parseQueueMaxBytes", opts.parseQueueMaxBytes ?? 0));
     this.caps = {
       maxQueuedPerHost: positiveInt("maxQueuedPerHost", opts.maxQueuedPerHost ?? 1_000_000),
       maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
     };
+    this.flow = { ...DEFAULT_FLOW, ...opts.flow };
+    this.filters = buildUrlFilters(opts.urlFilters ?? []);
     this.parse = new ParseQueue(redis, keys, scripts, {
       parseQueueMax: this.parseQueueMax,
       common: (now) => this.common(now),
-      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps),
+      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps, this.filters),
+      countFiltered: (f) => this.countFiltered(f),
     });
     this.robots = new RobotsCache(redis, keys);
   }
@@ -172,7 +257,20 @@ export class Frontier {
     const keys = new FrontierKeys(opts.prefix ?? DEFAULT_PREFIX);
     const scripts = new Scripts(redis);
     const bloom = await initBloom(redis, scripts, keys, opts.bloom);
-    return new Frontier(redis, bloom, opts, keys, scripts);
+    const f = new Frontier(redis, bloom, opts, keys, scripts);
+    await f.writeFlowSettings();
+    return f;
+  }
+
+  /** Publishes the flow settings to P flowcfg, where the scripts read them. */
+  private async writeFlowSettings(): Promise<void> {
+    const fl = this.flow;
+    for (const k of ["aimdFloor", "aimdIncrease", "aimdMaxDelayMultiplier"] as const) if (!(fl[k] >= 1 || (k === "aimdIncrease" && fl[k] > 0))) throw new RangeError(`frontier: ${k} out of range: ${fl[k]}`);
+    if (!(fl.aimdDecrease > 0 && fl.aimdDecrease < 1)) throw new RangeError(`frontier: aimdDecrease must be in (0, 1), got ${fl.aimdDecrease}`);
+    await this.redis.hset(this.keys.flowCfg, {
+      floor: fl.aimdFloor, ai: fl.aimdIncrease, md: fl.aimdDecrease, lat: fl.aimdLatencyFactor, latmin: fl.aimdLatencyMinMs,
+      probe: fl.aimdProbeMs, mcap: fl.aimdMaxDelayMultiplier, hbud: fl.hostPageBudget, shed: fl.shedMode, gmax: fl.globalConcurrency,
+    });
   }
 
   /** ARGV[1..4] of every host-touching script (lib.lua). */
@@ -187,10 +285,11 @@ export class Frontier {
    */
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
-    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0 };
+    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
-      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps);
+      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);
       result.invalid += packed.invalid;
+      result.filtered += await this.countFiltered(packed.filtered);
       if (packed.count === 0) continue;
       const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
       result.added += toInt(r[0]);
@@ -219,11 +318,12 @@ export class Frontier {
    * (oldest first). Returns nothing (with `blocked`) when the page budget is used up or the parse
    * queue is full: fetchers pull, so a full parse queue stops fetching without pushing back.
    */
-  async lease(max: number, now: number = Date.now()): Promise<LeaseBatch> {
+  async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs): Promise<LeaseBatch> {
     const n = Math.min(positiveInt("lease max", max), MAX_LEASE_BATCH);
-    const r = (await this.scripts.run("lease", [...this.common(now), n, this.leaseTtlMs, this.maxPages, this.parseQueueMax])) as unknown[];
+    const ttl = positiveInt("lease ttl", Math.round(ttlMs));
+    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes])) as unknown[];
     const status = String(r[0]);
-    if (status !== "ok") return { leases: [], blocked: status as LeaseBlock };
+    if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(typeof r[1] === "string" ? { message: r[1] } : {}) };
     const leases: Lease[] = [];
     for (let i = 1; i + 4 < r.length; i += 5) {
       const el = decodeElement(String(r[i + 3]));
@@ -240,9 +340,9 @@ export class Frontier {
    * in one step. Returns the page id, or null when the lease had already expired and been reaped
    * (the URL is queued again; the page is dropped so it is not parsed twice).
    */
-  async completeWithPage(lease: LeaseRef, page: FetchedPage, now: number = Date.now()): Promise<string | null> {
+  async completeWithPage(lease: LeaseRef, page: FetchedPage, now: number = Date.now(), feedback?: HostFeedback): Promise<string | null> {
     const { meta, body } = encodePage(page);
-    const r = (await this.scripts.run("complete_page", [...this.common(now), lease.id, lease.host, meta, body])) as unknown[];
+    const r = (await this.scripts.run("complete_page", [...this.common(now), lease.id, lease.host, meta, body, ...feedbackArgs(feedback)])) as unknown[];
     return String(r[0]) === "ok" ? String(r[1]) : null;
   }
 
@@ -256,15 +356,15 @@ export class Frontier {
     if (reason !== "" && !ERROR_CLASS_RE.test(reason)) throw new RangeError(`frontier: invalid requeue reason ${JSON.stringify(reason)}`);
     const notBefore = opts.notBefore === undefined ? 0 : epochMs(opts.notBefore);
     const r = await this.scripts.run("complete_requeue", [
-      ...this.common(now), lease.id, lease.host, opts.countAttempt ? "1" : "0", notBefore, reason,
+      ...this.common(now), lease.id, lease.host, opts.countAttempt ? "1" : "0", notBefore, reason, ...feedbackArgs(opts.feedback),
     ]);
     return r === "ok";
   }
 
   /** Completes a lease at `now` as a recorded failure. Returns false when the lease had already been reaped. */
-  async fail(lease: LeaseRef, errorClass: FetchErrorClass, now: number = Date.now()): Promise<boolean> {
+  async fail(lease: LeaseRef, errorClass: FetchErrorClass, now: number = Date.now(), feedback?: HostFeedback): Promise<boolean> {
     if (!ERROR_CLASS_RE.test(errorClass)) throw new RangeError(`frontier: invalid error class ${JSON.stringify(errorClass)}`);
-    const r = await this.scripts.run("complete_failure", [...this.common(now), lease.id, lease.host, errorClass]);
+    const r = await this.scripts.run("complete_failure", [...this.common(now), lease.id, lease.host, errorClass, ...feedbackArgs(feedback)]);
     return r === "ok";
   }
 
@@ -359,6 +459,115 @@ export class Frontier {
       errorsByClass,
       requeues: toInt(h.r),
     };
+  }
+
+  /** Adds URL-filter refusals to the stats ("filtered:<reason>"); returns how many. */
+  private async countFiltered(filtered: Record<string, number>): Promise<number> {
+    const entries = Object.entries(filtered);
+    if (entries.length === 0) return 0;
+    const m = this.redis.multi();
+    let n = 0;
+    for (const [reason, c] of entries) {
+      m.hincrby(this.keys.stats, `filtered:${reason}`, c);
+      n += c;
+    }
+    await m.exec();
+    return n;
+  }
+
+  // --- flow control ------------------------------------------------------------------------
+
+  /**
+   * Node-wide signals in P flow: `totalCap` lowers the frontier's total queue cap (the memory
+   * governor; null removes it), `pauseUntil` pauses all leasing (our upstream plan's 429),
+   * `stop` stops all leasing with a message (our upstream quota is exhausted).
+   */
+  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string }): Promise<void> {
+    const k = this.keys.flow;
+    if (s.totalCap === null) await this.redis.hdel(k, "tcap");
+    else if (s.totalCap !== undefined) await this.redis.hset(k, "tcap", positiveInt("totalCap", Math.round(s.totalCap)));
+    if (s.pauseUntil !== undefined) await this.redis.hset(k, "gnb", epochMs(s.pauseUntil));
+    if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
+  }
+
+  async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string }> {
+    const [tcap, gnb, stop] = await this.redis.hmget(this.keys.flow, "tcap", "gnb", "stop");
+    return {
+      ...(tcap ? { totalCap: toInt(tcap) } : {}),
+      ...(gnb ? { pauseUntil: toInt(gnb) } : {}),
+      ...(stop ? { stop } : {}),
+    };
+  }
+
+  /** The effective total cap: the configured one, or the governor's lower one. */
+  async effectiveTotalCap(): Promise<number> {
+    const { totalCap } = await this.flowState();
+    return totalCap !== undefined ? Math.min(totalCap, this.caps.maxQueuedTotal) : this.caps.maxQueuedTotal;
+  }
+
+  /** The configured total cap (without the governor's). */
+  effectiveTotalCapConfigured(): Promise<number> {
+    return Promise.resolve(this.caps.maxQueuedTotal);
+  }
+
+  /** Up to `max` spilled entries, oldest first, WITHOUT removing them (see dropSpilled). */
+  async peekSpilled(max: number): Promise<string[]> {
+    return this.redis.lrange(this.keys.spill, -positiveInt("max", max), -1).then((a) => a.reverse());
+  }
+
+  /** Removes the `n` oldest spilled entries (after they are safely on disk) and counts them as on disk (P flow ondisk). */
+  async dropSpilled(n: number): Promise<void> {
+    if (n > 0) await this.redis.multi().ltrim(this.keys.spill, 0, -n - 1).hincrby(this.keys.flow, "ondisk", n).exec();
+  }
+
+  /** Spilled URLs on disk, not yet re-admitted (so "done" waits for them). */
+  async spilledOnDisk(): Promise<number> {
+    return toInt(await this.redis.hget(this.keys.flow, "ondisk"));
+  }
+
+  async spilledWaiting(): Promise<number> {
+    return this.redis.llen(this.keys.spill);
+  }
+
+  /** Re-admits spilled entries under the caps; the rest go back to the spill list. */
+  async readmit(entries: readonly string[], now: number = Date.now(), fromDisk = false): Promise<{ readmitted: number; returned: number }> {
+    let readmitted = 0;
+    let returned = 0;
+    for (let i = 0; i < entries.length; i += 5000) {
+      const r = (await this.scripts.run("readmit", [
+        ...this.common(now), this.caps.maxQueuedPerHost, this.caps.maxQueuedTotal, ...entries.slice(i, i + 5000),
+      ])) as unknown[];
+      readmitted += toInt(r[0]);
+      returned += toInt(r[1]);
+    }
+    if (fromDisk && entries.length > 0) await this.redis.hincrby(this.keys.flow, "ondisk", -entries.length);
+    return { readmitted, returned };
+  }
+
+  /** Hosts under back-off, highest pressure first. */
+  async hostPressure(topN: number): Promise<HostPressure[]> {
+    const r = await this.redis.zrevrange(this.keys.pressure, 0, positiveInt("topN", topN) - 1, "WITHSCORES");
+    const out: HostPressure[] = [];
+    for (let i = 0; i + 1 < r.length; i += 2) {
+      const host = r[i]!;
+      const [f, a, m, c, q, R, x, e] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e");
+      const tries = toInt(R) + toInt(x) + toInt(e);
+      const hard = c ? toInt(c) : this.hostConcurrency;
+      const ad = a ? Number(a) : hard;
+      out.push({
+        host, pressure: Number(r[i + 1]), inFlight: toInt(f), limit: Math.max(1, Math.min(hard, Math.floor(ad))),
+        delayMultiplier: m ? Number(m) : 1, queued: toInt(q), retryRatio: tries > 0 ? toInt(R) / tries : 0,
+      });
+    }
+    return out;
+  }
+
+  /** Age in ms of the oldest page waiting in the parse queue (0 when empty). */
+  async parseQueueOldestAgeMs(now: number = Date.now()): Promise<number> {
+    const id = await this.redis.lindex(this.keys.parseQueue, -1);
+    if (id === null) return 0;
+    const t = await this.redis.hget(this.keys.parseQueueTimes, id);
+    return t === null ? 0 : Math.max(0, now - toInt(t));
   }
 
   /** Closes connections this object opened (the caller's client stays open). */

@@ -1,8 +1,8 @@
 // One node's Redis state: host queues, ready schedule, leases, seen filter, robots cache, parse
 // queue and counters. See keys.ts for the keyspace and lua/ for the atomic operations.
-export { Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
+export { DEFAULT_FLOW, Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
 export type {
-  AddLinksResult, FrontierOptions, FrontierStats, HostLimits, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
+  AddLinksResult, FlowSettings, FrontierOptions, FrontierStats, HostFeedback, HostLimits, HostPressure, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
 } from "./frontier.js";
 export { ParseQueue, MAX_BLOCK_MS } from "./parse-queue.js";
 export type { AckResult, TakenPage } from "./parse-queue.js";
@@ -15,3 +15,9 @@ export { splitOrigin, encodeSuffix, decodeElement } from "./element.js";
 export type { HashedLink, QueueCaps } from "./links.js";
 export { MAX_QUEUED_URL_LENGTH } from "./links.js";
 export { MAX_QUEUED_BODY_BYTES } from "./page-codec.js";
+export { buildUrlFilters, filterUrl, DEFAULT_URL_FILTERS, URL_FILTER_NAMES } from "./url-filters.js";
+export type { UrlFilter } from "./url-filters.js";
+export { SpillStore, DEFAULT_SPILL } from "./spill-store.js";
+export type { SpillSettings, SpillCounts } from "./spill-store.js";
+export { MemoryGovernor, redisUsedMemory } from "./memory-governor.js";
+export type { MemoryBudget, GovernorReading } from "./memory-governor.js";

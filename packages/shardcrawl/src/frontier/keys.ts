@@ -27,6 +27,17 @@
 //   P pageseq           string page id counter
 //   P pi:<consumer>     list   page ids a parse consumer has taken and not yet acknowledged
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
+//   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
+//   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
+//   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
+//   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
+//                              pause until), stop (upstream quota exhausted: message), ondisk
+//                              (spilled URLs in files under out/spill/, not yet re-admitted)
+//   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
+//   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
+//   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
+//   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
+//    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
@@ -54,4 +65,9 @@ export class FrontierKeys {
   parseInFlight(consumer: string): string { return `${this.prefix}pi:${consumer}`; }
   get parseConsumers(): string { return `${this.prefix}pc`; }
   get stats(): string { return `${this.prefix}stats`; }
+  get parseQueueTimes(): string { return `${this.prefix}pqt`; }
+  get flowCfg(): string { return `${this.prefix}flowcfg`; }
+  get flow(): string { return `${this.prefix}flow`; }
+  get pressure(): string { return `${this.prefix}press`; }
+  get spill(): string { return `${this.prefix}spill`; }
 }

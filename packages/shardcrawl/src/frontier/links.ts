@@ -8,6 +8,7 @@ import { MAX_TIER, type DiscoveredLink } from "../shared/types.js";
 import type { BloomHasher, BloomParams } from "./bloom.js";
 import { encodeSuffix, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
+import { filterUrl, type UrlFilter } from "./url-filters.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
 export interface HashedLink extends DiscoveredLink {
@@ -52,6 +53,8 @@ export interface PackedLinks {
   count: number;
   /** Links skipped as unusable (never sent). */
   invalid: number;
+  /** Links refused by the URL filter chain (spider-trap defences), by reason. */
+  filtered: Record<string, number>;
 }
 
 /** Writes k positions as big-endian u48 (positions are below 2^46, see bloom.ts). */
@@ -59,7 +62,7 @@ export function writePositions(buf: Buffer, offset: number, positions: readonly 
   for (let i = 0; i < positions.length; i++) buf.writeUIntBE(positions[i]!, offset + i * 6, 6);
 }
 
-export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps): PackedLinks {
+export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps, filters: readonly UrlFilter[] = []): PackedLinks {
   if (links.length > MAX_LINKS_PER_CALL) throw new RangeError(`frontier: at most ${MAX_LINKS_PER_CALL} links per call, got ${links.length}`);
   const rec = 5 + 6 * params.k;
   const blob = Buffer.allocUnsafe(links.length * rec);
@@ -67,9 +70,15 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
   const origins = new Map<string, number>();
   const elements: string[] = [];
   let invalid = 0;
+  const filtered: Record<string, number> = {};
   for (const link of links) {
     if (invalidLinkReason(link, params) !== undefined) {
       invalid++;
+      continue;
+    }
+    const refused = filters.length > 0 ? filterUrl(filters, link.url) : undefined;
+    if (refused !== undefined) {
+      filtered[refused] = (filtered[refused] ?? 0) + 1;
       continue;
     }
     const { origin, rest } = splitOrigin(link.url);
@@ -92,5 +101,5 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, elements.length * rec),
     hosts.size, origins.size, ...hosts.keys(), ...origins.keys(), ...elements,
   ];
-  return { args, count: elements.length, invalid };
+  return { args, count: elements.length, invalid, filtered };
 }

@@ -21,6 +21,8 @@ export interface AckResult {
   seen: number;
   dropped: number;
   invalid: number;
+  /** Refused by the URL filter chain (spider-trap defences). */
+  filtered: number;
 }
 
 export interface ParseQueueDeps {
@@ -28,6 +30,8 @@ export interface ParseQueueDeps {
   /** ARGV[1..4] of host-touching scripts (prefix, now, default delay, default concurrency). */
   common: (now: number) => ScriptArg[];
   packLinks: (links: readonly HashedLink[]) => PackedLinks;
+  /** Counts URL-filter refusals in the stats; returns how many. */
+  countFiltered?: (filtered: Record<string, number>) => Promise<number>;
 }
 
 /** A blocking take waits at most this long per call. */
@@ -132,8 +136,12 @@ export class ParseQueue {
     const r = (await this.scripts.run("ack_page", [
       ...this.deps.common(opts.now ?? Date.now()), consumer, pageId, err, ...packed.args,
     ])) as unknown[];
+    const acked = Number(r[0]) === 1;
+    // Counted only when this ack took effect (a stale ack changed nothing, so counts nothing).
+    const filtered = acked && this.deps.countFiltered ? await this.deps.countFiltered(packed.filtered) : 0;
     return {
-      acked: Number(r[0]) === 1,
+      acked,
+      filtered,
       added: Number(r[1]),
       seen: Number(r[2]),
       dropped: Number(r[3]),

@@ -21,6 +21,7 @@ const SCRIPT_FILES = {
   complete_failure: true,
   reap: true,
   set_host_limits: true,
+  readmit: true,
   ack_page: true,
   take_pages: false,
   recover_parse: false,

@@ -2,6 +2,7 @@
 // travels to it as this JSON (in an environment variable), so children never re-parse flags.
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
+import { buildUrlFilters } from "../frontier/url-filters.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -45,6 +46,8 @@ export interface NodeConfig {
   falsePositiveRate: number;
   /** Parse queue bound, in pages. */
   parseQueueMax: number;
+  /** Parse stage bound in body bytes (queued or being parsed; 0 = none). Size it as rate x accepted wait x mean page size. */
+  parseQueueMaxBytes: number;
   maxRedirects: number;
   maxUrlLength: number;
   maxLinksPerPage: number;
@@ -73,6 +76,42 @@ export interface NodeConfig {
   inboxPollMs: number;
   /** maxmemory of the Redis the node starts itself (0 = no limit); keep it well under RAM. */
   redisMaxMemoryBytes: number;
+  // --- flow control (issue 5) ---
+  /** Attempts per URL in total, first included (1 = no retries). */
+  retryMaxAttempts: number;
+  /** Retry back-off: full jitter in [0, min(retryCapMs, retryBaseMs * 2^attempt)]. */
+  retryBaseMs: number;
+  retryCapMs: number;
+  /** Retry-After (seconds or a date) is honoured up to this. */
+  maxRetryAfterMs: number;
+  /** Per-host AIMD: floor, additive increase per window, multiplicative decrease, latency signal, probe interval, delay multiplier cap. */
+  aimdFloor: number;
+  aimdIncrease: number;
+  aimdDecrease: number;
+  aimdLatencyFactor: number;
+  aimdLatencyMinMs: number;
+  aimdProbeMs: number;
+  aimdMaxDelayMultiplier: number;
+  /** Lease TTL = clamp(percentile of recent fetch times x 2, leaseTtlFloorMs, leaseTtlMs). */
+  leaseTtlPercentile: number;
+  leaseTtlFloorMs: number;
+  /** Queue caps: per host and for the whole frontier (URLs). */
+  maxQueuedPerHost: number;
+  maxQueuedTotal: number;
+  /** Past a cap the lowest-priority URLs are dropped (counted) or spilled to out/spill/ and re-admitted later. */
+  shedMode: "drop" | "spill";
+  /** Redis used_memory budget in bytes (0 = none): the memory governor lowers the total cap near it. */
+  redisMemoryBudgetBytes: number;
+  /** URLs ever admitted per host (spider-trap defence; 0 = none). */
+  hostPageBudget: number;
+  /** URL filter chain applied where links are queued, e.g. ["max-path-depth=16"] (frontier/url-filters.ts). */
+  urlFilters: string[];
+  /** Requests in flight across the node: our upstream plan's concurrency cap (0 = none). */
+  globalConcurrency: number;
+  /** A response header marking a 429 as our upstream plan's limit (pauses all fetching; "" = none). */
+  upstreamLimitHeader: string;
+  /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
+  upstreamQuotaHeader: string;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -103,6 +142,7 @@ export function defaultConfig(): NodeConfig {
     expectedUrls: 10_000_000,
     falsePositiveRate: 0.01,
     parseQueueMax: 256,
+    parseQueueMaxBytes: 256 * 1024 * 1024,
     maxRedirects: 5,
     maxUrlLength: 2048,
     maxLinksPerPage: 10_000,
@@ -118,6 +158,28 @@ export function defaultConfig(): NodeConfig {
     outboxDedupEntries: 500_000,
     inboxPollMs: 2000,
     redisMaxMemoryBytes: 0,
+    retryMaxAttempts: 3,
+    retryBaseMs: 1000,
+    retryCapMs: 60_000,
+    maxRetryAfterMs: 300_000,
+    aimdFloor: 1,
+    aimdIncrease: 0.1,
+    aimdDecrease: 0.5,
+    aimdLatencyFactor: 5,
+    aimdLatencyMinMs: 2000,
+    aimdProbeMs: 60_000,
+    aimdMaxDelayMultiplier: 16,
+    leaseTtlPercentile: 0.99,
+    leaseTtlFloorMs: 15_000,
+    maxQueuedPerHost: 1_000_000,
+    maxQueuedTotal: 100_000_000,
+    shedMode: "drop",
+    redisMemoryBudgetBytes: 0,
+    hostPageBudget: 0,
+    urlFilters: ["max-path-depth=32", "max-repeated-segment=4", "max-query-params=12"],
+    globalConcurrency: 0,
+    upstreamLimitHeader: "",
+    upstreamQuotaHeader: "",
   };
 }
 
@@ -143,6 +205,25 @@ export function validateConfig(c: NodeConfig): string[] {
   if (c.maxRedirects < 0) errors.push(`maxRedirects: expected >= 0, got ${c.maxRedirects}`);
   // A lease shorter than the slowest legitimate fetch would hand healthy work out twice.
   if (c.leaseTtlMs <= c.timeouts.totalMs) errors.push(`lease-ttl: must be longer than the fetch timeout (${c.timeouts.totalMs} ms), got ${c.leaseTtlMs}`);
+  for (const k of ["retryMaxAttempts", "maxQueuedPerHost", "maxQueuedTotal", "aimdFloor", "aimdMaxDelayMultiplier", "leaseTtlFloorMs"] as const) {
+    if (!Number.isInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(c[k])}`);
+  }
+  for (const k of ["parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
+    if (!Number.isFinite(c[k]) || c[k] < 0) errors.push(`${k}: expected a number >= 0, got ${JSON.stringify(c[k])}`);
+  }
+  if (!(c.aimdIncrease > 0)) errors.push(`aimdIncrease: expected > 0, got ${c.aimdIncrease}`);
+  if (!(c.aimdDecrease > 0 && c.aimdDecrease < 1)) errors.push(`aimdDecrease: expected 0 < x < 1, got ${c.aimdDecrease}`);
+  if (!(c.leaseTtlPercentile > 0 && c.leaseTtlPercentile <= 1)) errors.push(`leaseTtlPercentile: expected 0 < p <= 1, got ${c.leaseTtlPercentile}`);
+  if (c.leaseTtlFloorMs > c.leaseTtlMs) errors.push(`leaseTtlFloorMs (${c.leaseTtlFloorMs}) must not exceed leaseTtlMs (${c.leaseTtlMs})`);
+  if (!["drop", "spill"].includes(c.shedMode)) errors.push(`shed: expected drop or spill, got ${JSON.stringify(c.shedMode)}`);
+  if (!Array.isArray(c.urlFilters)) errors.push("urlFilters: expected a list of name=number strings");
+  else {
+    try {
+      buildUrlFilters(c.urlFilters);
+    } catch (err) {
+      errors.push(`urlFilters: ${(err as Error).message}`);
+    }
+  }
   for (const [k, v] of Object.entries(c.timeouts)) {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }

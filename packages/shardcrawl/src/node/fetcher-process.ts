@@ -1,15 +1,28 @@
 // A fetcher process: a pull loop that leases ready (host, URL) pairs from the node's Redis, checks
 // robots.txt (fetching it first when the cache has none), fetches under the host's politeness
 // limits and hands the raw response to the parse queue. Failures become page-log lines.
+// Flow control (issue 5): every outcome is routed by origin -- a site's 429/503/timeouts/latency
+// feed that host's AIMD limit in Redis (lib.lua feedback), retries go back through the frontier
+// (fetch/retry-policy.ts), our upstream plan's limit pauses all leasing and its quota stops it.
+// Time spent unable to lease (parse queue full, global cap, upstream pause) is counted as
+// stats blockedMs:<reason>. Leases last a percentile of recent fetch times (schedule/lease-ttl.ts),
+// and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
 import { childContext, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
+import { decide, type RetrySettings } from "../fetch/retry-policy.js";
+import { LeaseTtl } from "../schedule/lease-ttl.js";
+import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
+/** A fetch must end this long before its lease expires (the completion call needs time too). */
+const LEASE_MARGIN_MS = 2_000;
+/** Blocked time is added to the Redis counters at most this often. */
+const BLOCKED_FLUSH_MS = 1_000;
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -29,6 +42,13 @@ async function main(): Promise<void> {
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
   const inFlight = new Set<Promise<void>>();
+  const retry: RetrySettings = {
+    maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
+    upstreamLimitHeader: config.upstreamLimitHeader, upstreamQuotaHeader: config.upstreamQuotaHeader,
+  };
+  const leaseTtl = new LeaseTtl({
+    percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 512, minSamples: 50,
+  });
   // The end of a response, as the host's politeness clock should see it (see politenessMarginMs).
   const endNow = () => Date.now() + config.politenessMarginMs;
   // Wakes the pull loop when a fetch completes: its host may be due again soon.
@@ -79,15 +99,81 @@ async function main(): Promise<void> {
       await frontier.fail(lease, Date.now(), { requested: false, errorClass: "robots-disallowed" });
       return;
     }
-    const res = await client.fetch(lease.url);
+    const startedAt = Date.now();
+    // No fetch outlives its lease: the reaper would hand the URL out again while we still hold it.
+    const totalMs = Math.max(1000, Math.min(config.timeouts.totalMs, lease.expiresAt - startedAt - LEASE_MARGIN_MS));
+    const res = await client.fetch(lease.url, { totalMs });
     const end = endNow();
+    leaseTtl.record(res.timings.total);
+    const verdict = decide(res, lease.attempt, retry, Date.now());
+    const latencyMs = res.ok ? (res.timings.ttfb ?? res.timings.total) : res.timings.total;
+    if (verdict.action === "upstream-pause" || verdict.action === "quota-stop") {
+      // About us, not the site: the host's limiter is untouched, the URL goes back uncounted.
+      if (verdict.action === "upstream-pause") {
+        await frontier.frontier.setFlow({ pauseUntil: verdict.until });
+        await frontier.count("upstream:paused", 1);
+      } else {
+        await frontier.frontier.setFlow({ stop: verdict.message });
+        ctx.log(`stopping fetching: ${verdict.message}`);
+      }
+      await frontier.requeue(lease, end);
+      return;
+    }
+    const feedback = { signal: verdict.signal, latencyMs, startedAt, ...(verdict.notBefore !== undefined ? { notBefore: verdict.notBefore } : {}) };
+    if (verdict.action === "retry") {
+      // Every attempt is in the page log; the retry itself passes the frontier's admission control.
+      const detail = `attempt ${lease.attempt + 1} of ${retry.maxAttempts}: retry in ${verdict.delayMs} ms (${verdict.reason})`;
+      const line = res.ok
+        ? { ...failureLine(lease, null, detail, res.timings), status: res.status, final_url: res.url }
+        : failureLine(lease, res.errorClass, `${res.detail}; ${detail}`, res.timings);
+      await pageLog.append(line);
+      await frontier.retry(lease, end, { notBefore: verdict.notBefore, reason: verdict.reason, feedback });
+      return;
+    }
     if (!res.ok) {
       await pageLog.append(failureLine(lease, res.errorClass, res.detail, res.timings));
-      await frontier.fail(lease, end, { requested: true, errorClass: res.errorClass });
+      await frontier.fail(lease, end, { requested: true, errorClass: res.errorClass, feedback });
       return;
     }
     const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await frontier.completeWithPage(lease, end, page);
+    await frontier.completeWithPage(lease, end, page, feedback);
+  }
+
+  // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
+  // store (shed URLs to disk and back). One loop, once a second; errors are logged, not fatal.
+  function startFlowKeeper(): { stop(): Promise<void> } {
+    const governor = new MemoryGovernor(frontier.frontier, { budgetBytes: config.redisMemoryBudgetBytes, high: 0.85, low: 0.7 });
+    const spill = config.shedMode === "spill" ? new SpillStore(join(config.out, "spill"), frontier.frontier) : undefined;
+    let running = true;
+    const loop = (async () => {
+      while (running && !ctx.isStopping()) {
+        try {
+          if (config.redisMemoryBudgetBytes > 0) await governor.tick();
+          if (spill) {
+            while ((await spill.drain()) > 0 && running);
+            await spill.readmitIfRoom();
+          }
+        } catch (err) {
+          ctx.log(`flow keeper: ${(err as Error).message}`);
+        }
+        await Promise.race([sleep(1000), ctx.stopRequested]);
+      }
+      // Whatever was shed meanwhile goes to disk before we exit (nothing lost).
+      if (spill) {
+        try {
+          while ((await spill.drain()) > 0);
+        } catch (err) {
+          ctx.log(`flow keeper: final spill drain failed: ${(err as Error).message}`);
+        }
+        spill.close();
+      }
+    })();
+    return {
+      stop: async () => {
+        running = false;
+        await loop;
+      },
+    };
   }
 
   function track(lease: Lease): void {
@@ -104,25 +190,49 @@ async function main(): Promise<void> {
     inFlight.add(p);
   }
 
+  // Blocked time per reason, flushed to the stats hash (blockedMs:<reason>) about once a second.
+  const blocked = new Map<string, number>();
+  let lastFlush = Date.now();
+  async function flushBlocked(force = false): Promise<void> {
+    if (!force && Date.now() - lastFlush < BLOCKED_FLUSH_MS) return;
+    lastFlush = Date.now();
+    for (const [reason, ms] of blocked) await frontier.count(`blockedMs:${reason}`, ms);
+    blocked.clear();
+  }
+  let quotaSaid = false;
+
+  const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
     if (free <= 0) {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
-    if (!(await frontier.parseQueueHasRoom())) {
-      // Pull, don't push: a full parse queue stops leasing until parsers catch up.
-      await Promise.race([sleep(50), ctx.stopRequested]);
+    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs());
+    for (const l of batch.leases) track(l);
+    if (batch.blocked && batch.blocked !== "budget") {
+      // Pull, don't push: a full parse queue (or the global cap, or an upstream pause) stops
+      // leasing until it clears; the wait is measured.
+      if (batch.blocked === "quota" && !quotaSaid) {
+        quotaSaid = true;
+        ctx.log(`fetching stopped: ${batch.message ?? "upstream quota exhausted"}`);
+      }
+      const t0 = Date.now();
+      await Promise.race([sleep(batch.blocked === "quota" ? 1000 : 50), nextWake(), ctx.stopRequested]);
+      blocked.set(batch.blocked, (blocked.get(batch.blocked) ?? 0) + (Date.now() - t0));
+      await flushBlocked();
       continue;
     }
-    const leases = await frontier.lease(Math.min(free, 64), Date.now());
-    for (const l of leases) track(l);
-    if (leases.length === 0) {
+    await flushBlocked();
+    if (batch.leases.length === 0) {
       const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
       await Promise.race([sleep(Math.max(2, Math.min(wait ?? 250, 250))), woken, ctx.stopRequested]);
     }
   }
+  await flushBlocked(true);
+  await keeper?.stop();
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);
   await pageLog.close();

@@ -6,7 +6,7 @@
 //   P scope:mode   string  "domains" | "hosts" | "any"
 //   P scope:keys   set     registrable domains (mode domains) or hosts (mode hosts) of the seeds
 import type { Redis } from "ioredis";
-import { Frontier, type FrontierStats, type HashedLink, type TakenPage } from "../frontier/index.js";
+import { Frontier, redisUsedMemory, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type TakenPage } from "../frontier/index.js";
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
 import { registrableDomain, type ScopeMode } from "../url/scope.js";
@@ -36,7 +36,30 @@ export interface NodeStats {
   parseQueue: number;
   parseInFlight: number;
   counters: Record<string, number>;
+  /** Flow-control pressure (metrics). */
+  pressure?: NodePressure;
 }
+
+export interface NodePressure {
+  /** Hosts under back-off, highest pressure first (top N). */
+  hosts: HostPressure[];
+  /** Hosts under back-off in all. */
+  hostsUnderBackoff: number;
+  redisUsedBytes: number;
+  redisBudgetBytes: number;
+  parseQueueMax: number;
+  parseQueueOldestAgeMs: number;
+  /** The memory governor's lower total cap, if any. */
+  totalCap?: number;
+  spillWaiting: number;
+  /** Spilled URLs on disk waiting for re-admission. */
+  spillOnDisk: number;
+  /** Set when our upstream quota is exhausted. */
+  stopped?: string;
+}
+
+/** Hosts listed in the pressure metrics. */
+const TOP_HOSTS = 10;
 
 export function scopeAllows(spec: ScopeSpec): (host: string) => boolean {
   if (spec.mode === "any") return () => true;
@@ -49,6 +72,7 @@ export class NodeFrontier {
     readonly frontier: Frontier,
     private readonly redis: Redis,
     private readonly prefix: string,
+    private readonly memoryBudgetBytes = 0,
   ) {}
 
   // --- seeds and scope -------------------------------------------------------------------
@@ -92,8 +116,13 @@ export class NodeFrontier {
   }
 
   // --- fetcher side ----------------------------------------------------------------------
-  async lease(max: number, now: number): Promise<Lease[]> {
-    return (await this.frontier.lease(max, now)).leases;
+  async lease(max: number, now: number, ttlMs?: number): Promise<LeaseBatch> {
+    return this.frontier.lease(max, now, ttlMs);
+  }
+
+  /** Adds to a stats counter (blocked time, upstream events). */
+  async count(field: string, by: number): Promise<void> {
+    if (by !== 0) await this.redis.hincrby(this.frontier.keys.stats, field, Math.round(by));
   }
 
   async parseQueueHasRoom(): Promise<boolean> {
@@ -119,17 +148,22 @@ export class NodeFrontier {
   }
 
   /** Puts the URL back at the head of its queue without counting an attempt (robots.txt came first). */
-  async requeue(lease: Lease, now: number): Promise<void> {
-    await this.frontier.requeue(lease, { countAttempt: false }, now);
+  async requeue(lease: Lease, now: number, feedback?: HostFeedback): Promise<void> {
+    await this.frontier.requeue(lease, { countAttempt: false, ...(feedback ? { feedback } : {}) }, now);
   }
 
-  async fail(lease: Lease, now: number, opts: { requested: boolean; errorClass: FetchErrorClass }): Promise<void> {
+  /** A retry: back to the head of its queue with attempt+1; the host may not start before notBefore. */
+  async retry(lease: Lease, now: number, opts: { notBefore: number; reason: string; feedback: HostFeedback }): Promise<void> {
+    await this.frontier.requeue(lease, { countAttempt: true, notBefore: opts.notBefore, reason: opts.reason, feedback: opts.feedback }, now);
+  }
+
+  async fail(lease: Lease, now: number, opts: { requested: boolean; errorClass: FetchErrorClass; feedback?: HostFeedback }): Promise<void> {
     // No request went out (robots said no): the host's politeness clock is not advanced.
-    await this.frontier.fail(lease, opts.errorClass, opts.requested ? now : now - 1_000_000_000);
+    await this.frontier.fail(lease, opts.errorClass, opts.requested ? now : now - 1_000_000_000, opts.feedback);
   }
 
-  async completeWithPage(lease: Lease, now: number, page: FetchedPage): Promise<void> {
-    await this.frontier.completeWithPage(lease, page, now);
+  async completeWithPage(lease: Lease, now: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
+    await this.frontier.completeWithPage(lease, page, now, feedback);
   }
 
   // --- parser side -----------------------------------------------------------------------
@@ -166,7 +200,8 @@ export class NodeFrontier {
       robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0),
       discovered: c.discovered ?? 0,
       outOfScope: c.outOfScope ?? 0,
-      queued: s.queued,
+      // Spilled URLs are still work to do: "done" waits until they were re-admitted and fetched.
+      queued: s.queued + (await this.frontier.spilledWaiting()) + (await this.frontier.spilledOnDisk()),
       hostsQueued: s.hostsQueued,
       readyHosts: s.readyHosts,
       dueHosts: s.dueHosts,
@@ -174,6 +209,24 @@ export class NodeFrontier {
       parseQueue: s.parseQueue,
       parseInFlight: s.parseInFlight,
       counters: c,
+      pressure: await this.pressure(),
+    };
+  }
+
+  async pressure(): Promise<NodePressure> {
+    const f = this.frontier;
+    const flow = await f.flowState();
+    return {
+      hosts: await f.hostPressure(TOP_HOSTS),
+      hostsUnderBackoff: await this.redis.zcard(f.keys.pressure),
+      redisUsedBytes: await redisUsedMemory(f),
+      redisBudgetBytes: this.memoryBudgetBytes,
+      parseQueueMax: f.parse.max,
+      parseQueueOldestAgeMs: await f.parseQueueOldestAgeMs(),
+      ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}),
+      spillWaiting: await f.spilledWaiting(),
+      spillOnDisk: await f.spilledOnDisk(),
+      ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
     };
   }
 }
@@ -187,6 +240,16 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     leaseTtlMs: config.leaseTtlMs,
     maxPages: config.maxPages,
     parseQueueMax: config.parseQueueMax,
+    parseQueueMaxBytes: config.parseQueueMaxBytes,
+    maxQueuedPerHost: config.maxQueuedPerHost,
+    maxQueuedTotal: config.maxQueuedTotal,
+    urlFilters: config.urlFilters,
+    flow: {
+      aimdFloor: config.aimdFloor, aimdIncrease: config.aimdIncrease, aimdDecrease: config.aimdDecrease,
+      aimdLatencyFactor: config.aimdLatencyFactor, aimdLatencyMinMs: config.aimdLatencyMinMs, aimdProbeMs: config.aimdProbeMs,
+      aimdMaxDelayMultiplier: config.aimdMaxDelayMultiplier, hostPageBudget: config.hostPageBudget, shedMode: config.shedMode,
+      globalConcurrency: config.globalConcurrency,
+    },
   });
-  return new NodeFrontier(frontier, redis, config.prefix);
+  return new NodeFrontier(frontier, redis, config.prefix, config.redisMemoryBudgetBytes);
 }

@@ -62,7 +62,9 @@ export async function checkInvariants(redis: Redis, f: Frontier, defaultConcurre
     expect(q, `queued of ${host}`).toBe(perHost.get(host) ?? 0);
     expect(fl, `in-flight of ${host}`).toBe(leasesPerHost.get(host) ?? 0);
     if (q > 0) hostsQueued++;
-    const c = h.c ? Number(h.c) : defaultConcurrency;
+    // Effective concurrency as lib.lua conc_of: the adaptive limit a (AIMD) under the hard limit.
+    const hard = h.c ? Number(h.c) : defaultConcurrency;
+    const c = h.a ? Math.min(hard, Math.max(1, Math.floor(Number(h.a)))) : hard;
     expect(ready.has(host), `ready membership of ${host} (q=${q} f=${fl} c=${c})`).toBe(q > 0 && fl < c);
   }
   const s = await f.stats();

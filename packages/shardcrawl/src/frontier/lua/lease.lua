@@ -8,13 +8,32 @@
 -- ARGV: [1..4] common (lib.lua); [5] max leases; [6] lease TTL ms;
 --       [7] max pages budget (0 = none; counts fetched + failed + active leases);
 --       [8] parse queue bound (0 = none; no leasing while the parse queue is at or above it)
--- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P leaseseq, P stats, P pq (read)
--- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...}; status ok | budget | parse-full
+--       [9] parse stage byte bound (0 = none; no leasing while the bodies queued or being parsed,
+--           stats parseBytes, are at or above it)
+-- Global signals, checked before any host (they describe us, not a site):
+--   P flow stop   set when our upstream quota is exhausted: no leasing at all ({'quota', message})
+--   P flow gnb    epoch ms before which our upstream plan asked us to pause ({'upstream'})
+--   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
+-- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P leaseseq, P stats, P pq (read),
+--          P flow (read), P flowcfg (read)
+-- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...};
+--          status ok | budget | parse-full | global-full | upstream | quota (then {status, message})
 local want = tonumber(ARGV[5])
 local ttl = tonumber(ARGV[6])
 local max_pages = tonumber(ARGV[7])
 local parse_max = tonumber(ARGV[8])
+local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb')
+if flow[1] then return {'quota', flow[1]} end
+if (tonumber(flow[2]) or 0) > NOW then return {'upstream'} end
 if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {'parse-full'} end
+local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
+if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {'parse-full'} end
+local gmax = tonumber(redis.call('HGET', K_FLOWCFG, 'gmax') or '0') or 0
+if gmax > 0 then
+  local room = gmax - redis.call('ZCARD', K_LEASES)
+  if room <= 0 then return {'global-full'} end
+  if room < want then want = room end
+end
 if max_pages > 0 then
   local s = redis.call('HMGET', K_STATS, 'fetched', 'failed')
   local used = (tonumber(s[1]) or 0) + (tonumber(s[2]) or 0) + redis.call('ZCARD', K_LEASES)
@@ -27,7 +46,7 @@ local leased = 0
 local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
-  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c')
+  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm')
   local n = tonumber(v[3]) or 0
   if n > NOW then
     -- Repair: a ready score must never be earlier than the host's next allowed start.
@@ -46,14 +65,14 @@ for _, host in ipairs(hosts) do
     else
       local q = queued_add(hk, -1)
       local f = redis.call('HINCRBY', hk, 'f', 1)
-      local c = conc_of(v[5])
+      local c = conc_of(v[5], v[6])
       local id = tostring(redis.call('INCR', P .. 'leaseseq'))
       local exp = NOW + ttl
       redis.call('ZADD', K_LEASES, int(exp), id)
       redis.call('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)
       -- Every start pushes the next one out by delay/c, so any c+1 starts span at least the delay
       -- even when the host leaves the schedule now (slots full) and a completion re-readies it.
-      local nx = NOW + gap_of(v[4], c)
+      local nx = NOW + gap_of(v[4], c, v[7])
       redis.call('HSET', hk, 'n', int(nx))
       if q <= 0 or f >= c then
         redis.call('ZREM', K_READY, host)

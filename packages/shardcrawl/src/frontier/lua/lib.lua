@@ -6,7 +6,9 @@
 --   ARGV[1] key prefix P   ARGV[2] now (epoch ms)   ARGV[3] default delay ms   ARGV[4] default concurrency
 -- Keys these helpers touch (names computed from P):
 --   P h:<host> (hash), P q<tier>:<host> (list), P ready (zset), P stats (hash),
---   P leases (zset), P lease (hash), P bf:<i> (Bloom segment strings)
+--   P leases (zset), P lease (hash), P bf:<i> (Bloom segment strings),
+--   P flowcfg (hash, read: flow-control settings written at open), P press (zset: hosts under
+--   back-off, scored by pressure), P spill (list: URLs shed in spill mode, drained to disk)
 
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])
@@ -17,6 +19,17 @@ local K_READY = P .. 'ready'
 local K_STATS = P .. 'stats'
 local K_LEASES = P .. 'leases'
 local K_LEASE = P .. 'lease'
+local K_FLOWCFG = P .. 'flowcfg'
+local K_PRESS = P .. 'press'
+local K_SPILL = P .. 'spill'
+-- Hosts with big queues, scored by queued URLs as of their last add_links (stale scores are only
+-- used to pick a victim for shedding, and checked against the lists).
+local K_BIG = P .. 'big'
+-- Hosts enter P big once their queue holds this many URLs (keeps the index small).
+local BIG_MIN = 100
+-- A host in rate back-off (delay multiplier m > 1) with a crawl delay below this still gets gaps:
+-- multiplying a zero delay would not slow anything down.
+local BACKOFF_BASE_MS = 100
 
 local function hkey(host) return P .. 'h:' .. host end
 local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
@@ -24,18 +37,28 @@ local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 local function int(x) return string.format('%d', x) end
 local function stat(field, by) redis.call('HINCRBY', K_STATS, field, by) end
 
-local function conc_of(c)
-  local v = tonumber(c)
-  if v and v >= 1 then return v end
-  return DEFAULT_CONC
+-- Effective concurrency: the host's adaptive value a (AIMD, see feedback) when set, under the hard
+-- limit (the host's c override, else the crawl's --host-concurrency), never below 1.
+local function conc_of(c, a)
+  local hard = tonumber(c)
+  if not (hard and hard >= 1) then hard = DEFAULT_CONC end
+  local ad = tonumber(a)
+  if ad then
+    local e = math.max(1, math.floor(ad))
+    if e < hard then return e end
+  end
+  return hard
 end
 
 -- Gap between request starts: the effective delay (crawl default or the host's larger override,
--- e.g. robots Crawl-delay) spread over the host's concurrency slots.
-local function gap_of(d, c)
+-- e.g. robots Crawl-delay), times the host's rate back-off multiplier m, spread over its
+-- concurrency slots.
+local function gap_of(d, c, m)
   local delay = DEFAULT_DELAY
   local o = tonumber(d)
   if o and o > delay then delay = o end
+  local mult = tonumber(m)
+  if mult and mult > 1 then delay = math.max(delay, BACKOFF_BASE_MS) * mult end
   return math.ceil(delay / c)
 end
 
@@ -51,11 +74,11 @@ end
 -- Puts the host into the ready schedule iff it has queued URLs and a free concurrency slot.
 -- A new entry is scored max(now, next); an existing one keeps its place unless next moved later.
 local function sync_ready(host, hk)
-  local v = redis.call('HMGET', hk, 'f', 'n', 'c', 'q')
+  local v = redis.call('HMGET', hk, 'f', 'n', 'c', 'q', 'a')
   local f = tonumber(v[1]) or 0
   local n = tonumber(v[2]) or 0
   local q = tonumber(v[4]) or 0
-  if q > 0 and f < conc_of(v[3]) then
+  if q > 0 and f < conc_of(v[3], v[5]) then
     local s = redis.call('ZSCORE', K_READY, host)
     if not s then
       redis.call('ZADD', K_READY, int(math.max(NOW, n)), host)
@@ -69,9 +92,86 @@ end
 
 -- Raises the host's next allowed start to now + gap (never lowers it).
 local function push_next(hk)
-  local v = redis.call('HMGET', hk, 'n', 'd', 'c')
-  local nx = NOW + gap_of(v[2], conc_of(v[3]))
+  local v = redis.call('HMGET', hk, 'n', 'd', 'c', 'a', 'm')
+  local nx = NOW + gap_of(v[2], conc_of(v[3], v[4]), v[5])
   if nx > (tonumber(v[1]) or 0) then redis.call('HSET', hk, 'n', int(nx)) end
+end
+
+-- Per-host AIMD and Retry-After: what a completed request says about its host. Only this host's
+-- state changes (signals are routed by origin). Settings come from P flowcfg (frontier.ts writes
+-- them at open): floor, ai (additive increase), md (multiplicative decrease), lat (latency
+-- factor, 0 = off), latmin (ms), probe (ms), mcap (largest delay multiplier).
+-- Host fields: a adaptive concurrency (absent = the hard limit), m delay multiplier (absent = 1),
+-- t time of the last decrease, w the limit at which it happened, b baseline latency (ms).
+-- ARGV[base] signal: 'ok' | 'backoff' | 'none' | '' (nothing to learn); [base+1] latency ms;
+-- [base+2] request start epoch ms; [base+3] host not-before epoch ms (Retry-After; 0 = none).
+local function feedback(host, hk, base)
+  local sig = ARGV[base]
+  if sig == nil or sig == '' then return end
+  local nb = tonumber(ARGV[base + 3]) or 0
+  if nb > NOW and nb > (tonumber(redis.call('HGET', hk, 'n')) or 0) then redis.call('HSET', hk, 'n', int(nb)) end
+  if sig == 'none' then return end
+  local lat = tonumber(ARGV[base + 1]) or 0
+  local started = tonumber(ARGV[base + 2]) or 0
+  local cfg = redis.call('HMGET', K_FLOWCFG, 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mcap')
+  local floor = tonumber(cfg[1]) or 1
+  local ai = tonumber(cfg[2]) or 0.1
+  local md = tonumber(cfg[3]) or 0.5
+  local latf = tonumber(cfg[4]) or 0
+  local latmin = tonumber(cfg[5]) or 1000
+  local probe = tonumber(cfg[6]) or 60000
+  local mcap = tonumber(cfg[7]) or 16
+  local v = redis.call('HMGET', hk, 'a', 'm', 't', 'w', 'b', 'c')
+  local hard = tonumber(v[6])
+  if not (hard and hard >= 1) then hard = DEFAULT_CONC end
+  local a = tonumber(v[1])
+  local m = tonumber(v[2]) or 1
+  local t = tonumber(v[3]) or 0
+  local b = tonumber(v[5])
+  if sig == 'ok' and latf > 0 and b and lat > b * latf and lat > latmin then sig = 'slow' end
+  if sig == 'ok' then
+    if lat > 0 then
+      -- Baseline: follows drops at once, rises slowly (a slow spell must not become the norm).
+      if not b or lat < b then b = lat else b = b + (lat - b) / 16 end
+      redis.call('HSET', hk, 'b', int(b))
+    end
+    if m > 1 then
+      m = math.max(1, m - ai)
+      if m <= 1 then redis.call('HDEL', hk, 'm') else redis.call('HSET', hk, 'm', tostring(m)) end
+    elseif a and a < hard then
+      -- Additive increase (ai per window of a requests), but not back to the limit that failed
+      -- until a probe interval has passed since the decrease.
+      local cap = hard
+      local w = tonumber(v[4])
+      if w and NOW - t < probe then cap = math.min(hard, math.max(floor, w - 0.01)) end
+      if a < cap then
+        a = math.min(cap, a + ai / a)
+        redis.call('HSET', hk, 'a', tostring(a))
+      end
+    end
+  else
+    -- One decrease per window: a request started before the last decrease saw the old limit.
+    if started > 0 and started < t then return end
+    stat('aimd:decrease', 1)
+    if sig == 'slow' then stat('aimd:slow', 1) end
+    local cur = a or hard
+    if cur > floor then
+      redis.call('HSET', hk, 'a', tostring(math.max(floor, cur * md)), 'w', int(math.floor(cur)), 't', int(NOW))
+    else
+      if not a then redis.call('HSET', hk, 'a', tostring(floor)) end
+      m = math.min(mcap, math.max(1, m) * 2)
+      redis.call('HSET', hk, 'm', tostring(m), 't', int(NOW))
+      -- The larger gap applies from this response on, not only after the next one.
+      push_next(hk)
+    end
+    a = tonumber(redis.call('HGET', hk, 'a'))
+  end
+  if not a and not v[2] and m <= 1 then return end
+  -- The pressure index (metrics: top hosts by pressure): hard limit over current limit, times m.
+  local cur = a or hard
+  local pressure = (hard / math.max(1, math.min(hard, cur))) * m
+  if pressure > 1.0001 then redis.call('ZADD', K_PRESS, tostring(pressure), host)
+  else redis.call('ZREM', K_PRESS, host) end
 end
 
 -- "<host>\t<tier>\t<element>" -> host, tier, element
@@ -180,6 +280,66 @@ local function bloom_check(blob, j, k, seg, set_bits)
   return fresh
 end
 
+-- Sheds one queued URL of `h` with a LOWER priority (a higher tier number) than `tier`, to make
+-- room for a better one: the newest element of the host's lowest non-empty tier, from this call's
+-- pending pushes first, else from Redis. In spill mode it goes to P spill as
+-- "<host>\t<tier>\t<full url + suffix>" (a fetcher drains that list to disk and re-admits it
+-- later); else it is dropped. Returns true when something was shed.
+local function shed_one(h, tier, spill)
+  for t = MAX_TIER, tier + 1, -1 do
+    local el
+    local pend = h.tiers[t]
+    if pend and #pend > 0 then
+      el = table.remove(pend)
+    elseif redis.call('LLEN', qkey(h.host, t)) > 0 then
+      el = redis.call('RPOP', qkey(h.host, t))
+      h.popped = h.popped + 1
+    end
+    if el then
+      if spill then
+        if h.o and string.sub(el, 1, 1) == '/' then el = h.o .. el end
+        redis.call('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el)
+      end
+      h.q = h.q - 1
+      return true
+    end
+  end
+  return false
+end
+
+-- The frontier's total cap is reached: sheds one URL of a lower priority than `tier` from the host
+-- with the biggest queue (P big), which is where a hot domain's low-value URLs pile up. A host
+-- of this call is shed through shed_one (its pending state is in `byname`). Returns 'local'
+-- (counted by the caller), 'remote' (gauges already updated) or nil.
+local function shed_biggest(tier, spill, byname)
+  local top = redis.call('ZREVRANGE', K_BIG, 0, 0)
+  local vh = top[1]
+  if not vh then return nil end
+  local h = byname[vh]
+  if h then
+    if shed_one(h, tier, spill) then return 'local' end
+    return nil
+  end
+  local vk = hkey(vh)
+  for t = MAX_TIER, tier + 1, -1 do
+    local el = redis.call('RPOP', qkey(vh, t))
+    if el then
+      if spill then
+        local o = redis.call('HGET', vk, 'o')
+        if o and string.sub(el, 1, 1) == '/' then el = o .. el end
+        redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el)
+      end
+      local q = queued_add(vk, -1)
+      if q >= BIG_MIN then redis.call('ZADD', K_BIG, q, vh) else redis.call('ZREM', K_BIG, vh) end
+      sync_ready(vh, vk)
+      return 'remote'
+    end
+  end
+  -- Nothing of lower priority there: its score is stale or its URLs are as good; drop it from the index.
+  redis.call('ZREM', K_BIG, vh)
+  return nil
+end
+
 -- Adds links whose parameters start at ARGV[base] (built by links.ts packLinks):
 --   ARGV[base]   Bloom segment size in bits      ARGV[base+1] max queued per host (0 = none)
 --   ARGV[base+2] max queued in total (0 = none)   ARGV[base+3] k (Bloom positions per link)
@@ -188,12 +348,17 @@ end
 --   ARGV[base+5] H, ARGV[base+6] O, then H host names, O origins, then one element per link:
 --                path+query+suffix when the link has an origin, else full URL+suffix
 --                (suffix "\t<depth>[,<hops>]" or "").
+-- Also reads P flowcfg hbud (per-host page budget: URLs ever admitted, host field A; 0 = none)
+-- and shed ("drop" | "spill"), and P flow tcap (a lower total cap set by the memory governor).
 -- For each link: Bloom test-and-set; if new and there is room, append it to its host/tier queue,
 -- create the host state if new, and put the host into the ready schedule when it has a free slot.
--- A link refused for lack of room is tested only (its bits stay clear), so it can come back later.
+-- When the host's cap is reached, a queued URL of the same host with a lower priority is shed to
+-- make room (shed_one); when the frontier's total cap is reached, one of the host with the biggest
+-- queue (shed_biggest); failing that the new link is refused: it is tested
+-- only (its bits stay clear), so it can come back later. A host past its page budget admits nothing.
 -- Host state is read once per host per call and queue pushes / counters are written once per
 -- host, so a page's links cost about one BITFIELD each plus a few calls per host.
--- Returns added, seen (already in the filter), dropped (no room).
+-- Returns added, seen (already in the filter), dropped (no room, or host budget spent).
 local function add_links(base)
   local seg = tonumber(ARGV[base])
   local max_host = tonumber(ARGV[base + 1])
@@ -205,9 +370,14 @@ local function add_links(base)
   local host_base, origin_base = base + 6, base + 6 + nh
   local el_base = origin_base + no
   local rec = 5 + 6 * k
+  local fc = redis.call('HMGET', K_FLOWCFG, 'hbud', 'shed')
+  local hbud = tonumber(fc[1]) or 0
+  local spill = fc[2] == 'spill'
+  local tcap = tonumber(redis.call('HGET', P .. 'flow', 'tcap') or '0') or 0
+  if tcap > 0 and (max_total <= 0 or tcap < max_total) then max_total = tcap end
   local total = tonumber(redis.call('HGET', K_STATS, 'queued') or '0')
-  local added, seen, dropped_host, dropped_total = 0, 0, 0, 0
-  local hosts, order = {}, {}
+  local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
+  local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
     local h1, h2, o1, o2, tier = string.byte(blob, j, j + 4)
@@ -216,19 +386,46 @@ local function add_links(base)
     if not h then
       local host = ARGV[host_base + hi]
       local hk = hkey(host)
-      local v = redis.call('HMGET', hk, 'q', 'o')
-      h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {} }
+      local v = redis.call('HMGET', hk, 'q', 'o', 'A')
+      h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
+            A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
       h.q = h.q0
       hosts[hi] = h
+      byname[host] = h
       order[#order + 1] = hi
     end
+    local budget_out = hbud > 0 and h.A >= hbud
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
-    if not bloom_check(blob, j + 5, k, seg, not (host_full or total_full)) then
+    local room = not (host_full or total_full or budget_out)
+    local fresh = bloom_check(blob, j + 5, k, seg, room)
+    if fresh and not room and not budget_out then
+      -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
+      -- the new one takes its place.
+      local how = nil
+      if host_full then
+        if shed_one(h, tier, spill) then how = 'local' end
+      else
+        how = shed_biggest(tier, spill, byname)
+      end
+      if how then
+        if how == 'local' then shed = shed + 1 else shed_remote = shed_remote + 1 end
+        total = total - 1
+        bloom_check(blob, j + 5, k, seg, true)
+        room = not (max_host > 0 and h.q >= max_host)
+        if not room then
+          -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
+          if shed_one(h, tier, spill) then shed = shed + 1; total = total - 1; room = true end
+        end
+      end
+    end
+    if not fresh then
       seen = seen + 1
-    elseif host_full then
+    elseif budget_out then
+      dropped_budget = dropped_budget + 1
+    elseif not room and host_full then
       dropped_host = dropped_host + 1
-    elseif total_full then
+    elseif not room then
       dropped_total = dropped_total + 1
     else
       local el = ARGV[el_base + n]
@@ -242,6 +439,7 @@ local function add_links(base)
       if not t then t = {}; h.tiers[tier] = t; h.tier_order[#h.tier_order + 1] = tier end
       t[#t + 1] = el
       h.q = h.q + 1
+      h.A = h.A + 1
       total = total + 1
       added = added + 1
     end
@@ -249,7 +447,7 @@ local function add_links(base)
   local hosts_became_queued = 0
   for _, hi in ipairs(order) do
     local h = hosts[hi]
-    if h.q > h.q0 then
+    if h.A > h.A0 or h.popped > 0 then
       if h.new_o then redis.call('HSET', h.hk, 'o', h.o) end
       for _, tier in ipairs(h.tier_order) do
         local els = h.tiers[tier]
@@ -258,15 +456,19 @@ local function add_links(base)
           redis.call('RPUSH', qkey(h.host, tier), unpack(els, j, math.min(j + 999, #els)))
         end
       end
-      redis.call('HINCRBY', h.hk, 'q', h.q - h.q0)
-      if h.q0 <= 0 then hosts_became_queued = hosts_became_queued + 1 end
+      if h.q ~= h.q0 then redis.call('HINCRBY', h.hk, 'q', h.q - h.q0) end
+      if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
+      if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
+      if h.q >= BIG_MIN then redis.call('ZADD', K_BIG, h.q, h.host) elseif h.q0 >= BIG_MIN then redis.call('ZREM', K_BIG, h.host) end
       sync_ready(h.host, h.hk)
     end
   end
-  if added > 0 then stat('queued', added) end
+  if added - shed ~= 0 then stat('queued', added - shed) end
   if hosts_became_queued > 0 then stat('hostsQueued', hosts_became_queued) end
   if seen > 0 then stat('duplicates', seen) end
   if dropped_host > 0 then stat('dropped:host-full', dropped_host) end
   if dropped_total > 0 then stat('dropped:frontier-full', dropped_total) end
-  return added, seen, dropped_host + dropped_total
+  if dropped_budget > 0 then stat('dropped:host-budget', dropped_budget) end
+  if shed + shed_remote > 0 then stat(spill and 'spilled' or 'shed', shed + shed_remote) end
+  return added, seen, dropped_host + dropped_total + dropped_budget
 end

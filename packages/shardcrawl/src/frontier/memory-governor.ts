@@ -1,0 +1,63 @@
+// Keeps the node's Redis under a memory budget whatever a site's link structure: when used memory
+// nears the budget it lowers the frontier's total queue cap (P flow tcap) to below what is queued
+// now, so new links are refused or shed (priority-aware, lib.lua add_links) instead of growing
+// the queues; when memory falls well below the budget the cap is raised again step by step.
+// Redis's own used_memory is the measure (INFO memory), so Bloom bits, leases and the parse
+// queue are all counted. The budget must leave room for the seen filter, which is allocated up front.
+import type { Frontier } from "./frontier.js";
+
+export interface MemoryBudget {
+  /** Bytes of Redis used_memory the node should stay under (0 = no budget). */
+  budgetBytes: number;
+  /** Lower the cap above this share of the budget (default 0.85). */
+  high: number;
+  /** Raise it again below this share (default 0.7). */
+  low: number;
+}
+
+/** The governor never caps the frontier below this many URLs (memory that is not queue memory cannot be won back by starving the crawl). */
+export const MIN_TOTAL_CAP = 1000;
+
+export interface GovernorReading {
+  usedBytes: number;
+  budgetBytes: number;
+  totalCap?: number;
+  action: "none" | "lowered" | "raised" | "removed";
+}
+
+export async function redisUsedMemory(frontier: Frontier): Promise<number> {
+  const info = await frontier.redis.info("memory");
+  const m = /^used_memory:(\d+)/m.exec(info);
+  return m ? Number(m[1]) : 0;
+}
+
+export class MemoryGovernor {
+  constructor(private readonly frontier: Frontier, private readonly b: MemoryBudget) {}
+
+  async tick(): Promise<GovernorReading> {
+    const used = await redisUsedMemory(this.frontier);
+    const { budgetBytes } = this.b;
+    const flow = await this.frontier.flowState();
+    const reading: GovernorReading = { usedBytes: used, budgetBytes, action: "none", ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}) };
+    if (budgetBytes <= 0) return reading;
+    const queued = (await this.frontier.stats()).queued;
+    if (used > budgetBytes * this.b.high) {
+      // Below what is queued now, so the queues shrink as work is leased.
+      const cap = Math.max(MIN_TOTAL_CAP, Math.floor(Math.min(queued, flow.totalCap ?? queued) * 0.9));
+      if (flow.totalCap === undefined || cap < flow.totalCap) {
+        await this.frontier.setFlow({ totalCap: cap });
+        await this.frontier.redis.hincrby(this.frontier.keys.stats, "memory:capLowered", 1);
+        return { ...reading, totalCap: cap, action: "lowered" };
+      }
+    } else if (used < budgetBytes * this.b.low && flow.totalCap !== undefined) {
+      const raised = Math.ceil(flow.totalCap * 1.2) + 1000;
+      if (raised >= (await this.frontier.effectiveTotalCapConfigured())) {
+        await this.frontier.setFlow({ totalCap: null });
+        return { ...reading, action: "removed" };
+      }
+      await this.frontier.setFlow({ totalCap: raised });
+      return { ...reading, totalCap: raised, action: "raised" };
+    }
+    return reading;
+  }
+}

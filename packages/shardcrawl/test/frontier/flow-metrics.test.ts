@@ -1,0 +1,40 @@
+// The pressure metrics render as clean Prometheus text: valid names, counters end in _total,
+// every sample's family has HELP and TYPE, label values escaped, per-host gauges for the top hosts.
+import { describe, expect, it } from "vitest";
+import { renderMetrics } from "../../src/node/metrics.js";
+import type { NodeStats } from "../../src/node/open-frontier.js";
+
+const stats: NodeStats = {
+  fetched: 10, parsed: 9, failed: 1, errors: 1, robotsDisallowed: 0, discovered: 30, outOfScope: 2, queued: 20, hostsQueued: 3,
+  readyHosts: 2, dueHosts: 1, leases: 4, parseQueue: 5, parseInFlight: 1,
+  counters: { retries: 5, "retry:http-429": 3, "retry:reset": 2, "blockedMs:parse-full": 2500, "dropped:frontier-full": 7, "filtered:path-depth": 1, shed: 2, spilled: 4, readmitted: 4, fetched: 10, failed: 1, parseBytes: 5000 },
+  pressure: {
+    hosts: [{ host: 'we"ird\\host', pressure: 4, inFlight: 1, limit: 2, delayMultiplier: 2, queued: 9, retryRatio: 0.25 }],
+    hostsUnderBackoff: 1, redisUsedBytes: 1_000_000, redisBudgetBytes: 2_000_000, parseQueueMax: 16, parseQueueOldestAgeMs: 1500,
+    spillWaiting: 0, spillOnDisk: 3,
+  },
+};
+
+describe("pressure metrics", () => {
+  it("are valid Prometheus text with the flow-control families", () => {
+    const text = renderMetrics({ node: "n1", stats });
+    const types = new Map<string, string>();
+    for (const line of text.trim().split("\n")) {
+      const t = /^# TYPE (\S+) (counter|gauge)$/.exec(line);
+      if (t) types.set(t[1]!, t[2]!);
+      if (line.startsWith("#")) continue;
+      const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)\{((?:[a-zA-Z_][a-zA-Z0-9_]*="[^"\\\n]*",?)+)\} (-?[0-9.e+-]+)$/.exec(line);
+      expect(m, line).not.toBeNull();
+      const type = types.get(m![1]!);
+      expect(type, `TYPE for ${m![1]}`).toBeDefined();
+      if (type === "counter") expect(m![1]).toMatch(/_total$/);
+    }
+    expect(text).toContain('shardcrawl_fetch_retries_total{node="n1",reason="http-429"} 3');
+    expect(text).toContain('shardcrawl_fetch_blocked_seconds_total{node="n1",reason="parse-full"} 2.5');
+    expect(text).toContain('shardcrawl_fetch_retry_ratio{node="n1"} 0.3125');
+    expect(text).toContain('shardcrawl_host_concurrency_limit{node="n1",host="we_ird_host"} 2');
+    expect(text).toContain('shardcrawl_redis_memory_budget_bytes{node="n1"} 2000000');
+    expect(text).toContain('shardcrawl_frontier_spilled_total{node="n1"} 4');
+    expect(text).toContain('shardcrawl_parse_queue_oldest_age_seconds{node="n1"} 1.5');
+  });
+});

@@ -1,0 +1,154 @@
+// A bounded frontier against a real redis-server: priority-aware shedding past the per-host and
+// total caps (drop and spill), spill to compressed files and re-admission when room frees up,
+// the host page budget, the URL filter chain, and the memory governor's total cap.
+import { existsSync, mkdtempSync, readdirSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { buildUrlFilters, filterUrl, Frontier, MemoryGovernor, SpillStore, type FrontierOptions } from "../../src/frontier/index.js";
+import { checkInvariants, link } from "./helpers.js";
+
+let server: TestRedis;
+let redis: Redis;
+let n = 0;
+const bloom = { expectedUrls: 100_000, falsePositiveRate: 0.001 };
+
+function open(opts: FrontierOptions = {}): Promise<Frontier> {
+  return Frontier.open(redis, { prefix: `shed${++n}:`, bloom, delayMs: 0, ...opts });
+}
+
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+async function queue(f: Frontier, host: string, tier: number): Promise<string[]> {
+  return redis.lrange(f.keys.queue(host, tier), 0, -1);
+}
+
+describe("priority-aware shedding", () => {
+  it("past a host's cap, a better URL replaces the newest of the lowest tier; equal or worse ones are refused", async () => {
+    const f = await open({ maxQueuedPerHost: 4 });
+    await f.addLinks([link("https://a.test/d1", 2, 5), link("https://a.test/d2", 2, 5), link("https://a.test/m1", 1, 3), link("https://a.test/s1", 0)]);
+    const r = await f.addLinks([link("https://a.test/s2", 0), link("https://a.test/d3", 2, 5), link("https://a.test/m2", 1, 3), link("https://a.test/m3", 1, 3)]);
+    expect(r).toMatchObject({ added: 2, dropped: 2 });
+    expect(await queue(f, "a.test", 0)).toEqual(["/s1", "/s2"]);
+    expect(await queue(f, "a.test", 1)).toEqual(["/m1\t3", "/m2\t3"]);
+    expect(await queue(f, "a.test", 2)).toEqual([]);
+    expect((await f.stats()).counters.shed).toBe(2);
+    // m3 (tier 1) found only tier-1 URLs left: refused, and its bits stay clear so it can come back.
+    expect(await f.mightHaveSeen(["https://a.test/m3", "https://a.test/d3"])).toEqual([false, false]);
+    await checkInvariants(redis, f);
+  });
+
+  it("past the total cap, sheds the lowest tier of the biggest host for a better URL of another host", async () => {
+    const f = await open({ maxQueuedTotal: 150 });
+    await f.addLinks(Array.from({ length: 150 }, (_, i) => link(`https://trap.test/x/${i}`, 3, 9)));
+    const r = await f.addLinks([link("https://good.test/", 0), link("https://good.test/a", 1, 2), link("https://other.test/deep", 3, 9)]);
+    expect(r).toMatchObject({ added: 2, dropped: 1 });
+    const s = await f.stats();
+    expect(s.queued).toBe(150);
+    expect(s.counters.shed).toBe(2);
+    expect(s.counters["dropped:frontier-full"]).toBe(1);
+    expect((await queue(f, "trap.test", 3)).length).toBe(148);
+    await checkInvariants(redis, f);
+  });
+
+  it("spills shed URLs to compressed files and re-admits them when there is room", async () => {
+    const out = mkdtempSync(join(tmpdir(), "sc-spill-"));
+    const f = await open({ maxQueuedPerHost: 100, flow: { shedMode: "spill" } });
+    await f.addLinks(Array.from({ length: 100 }, (_, i) => link(`https://s.test/deep/${i}?q=1`, 2, 6)), { now: 0 });
+    await f.addLinks(Array.from({ length: 60 }, (_, i) => link(`https://s.test/top${i}`, 0, 1)), { now: 0 });
+    expect((await f.stats()).counters.spilled).toBe(60);
+    expect(await f.spilledWaiting()).toBe(60);
+    const store = new SpillStore(join(out, "spill"), f, { drainBatch: 25, entriesPerFile: 50, readmitBelow: 0.5 });
+    let moved = 0;
+    for (let m = await store.drain(); m > 0; m = await store.drain()) moved += m;
+    expect(moved).toBe(60);
+    expect(await f.spilledWaiting()).toBe(0);
+    expect(store.files()).toHaveLength(2);
+    // No room yet (100 queued, cap 100): nothing comes back.
+    await f.setFlow({ totalCap: 100 });
+    expect(await store.readmitIfRoom()).toBe(0);
+    // Fetch 80 URLs: now there is room, the oldest file comes back, then the next.
+    const urls: string[] = [];
+    for (let i = 0; i < 80; i++) {
+      const { leases } = await f.lease(1, 1000 + i);
+      urls.push(leases[0]!.url);
+      await f.fail(leases[0]!, "other", 1000 + i);
+    }
+    expect(await store.readmitIfRoom()).toBe(50);
+    expect(await store.readmitIfRoom()).toBe(0); // 70 queued >= 50% of 100
+    await f.setFlow({ totalCap: null });
+    expect(await store.readmitIfRoom()).toBe(10);
+    store.close();
+    expect(readdirSync(join(out, "spill"))).toEqual([]);
+    expect((await f.stats()).counters.readmitted).toBe(60);
+    // Re-admitted URLs are leased like any other: every URL comes out exactly once overall.
+    for (let i = 0; ; i++) {
+      const { leases } = await f.lease(1, 5000 + i);
+      if (leases.length === 0) break;
+      urls.push(leases[0]!.url);
+      await f.fail(leases[0]!, "other", 5000 + i);
+    }
+    expect(urls).toHaveLength(160);
+    expect(new Set(urls).size).toBe(160);
+    expect(urls.filter((u) => u.includes("/deep/"))).toHaveLength(100);
+    await checkInvariants(redis, f);
+    expect(existsSync(out)).toBe(true);
+  });
+});
+
+describe("spider-trap defences", () => {
+  it("a host past its page budget admits nothing more", async () => {
+    const f = await open({ flow: { hostPageBudget: 5 } });
+    const r = await f.addLinks(Array.from({ length: 8 }, (_, i) => link(`https://b.test/${i}`)), { now: 0 });
+    expect(r).toMatchObject({ added: 5, dropped: 3 });
+    const l = (await f.lease(1, 1)).leases[0]!;
+    await f.fail(l, "other", 1);
+    expect((await f.addLinks([link("https://b.test/new")], { now: 2 })).added).toBe(0);
+    expect((await f.stats()).counters["dropped:host-budget"]).toBe(4);
+  });
+
+  it("the URL filter chain refuses deep, looping and parameter-heavy URLs and counts why", async () => {
+    const chain = buildUrlFilters(["max-path-depth=4", "max-repeated-segment=2", "max-query-params=3", "max-url-length=60"]);
+    expect(filterUrl(chain, "https://a.test/a/b/c/d")).toBeUndefined();
+    expect(filterUrl(chain, "https://a.test/a/b/c/d/e")).toBe("path-depth");
+    expect(filterUrl(chain, "https://a.test/x/y/x/x")).toBe("repeated-segment");
+    expect(filterUrl(chain, "https://a.test/p?a=1&b=2&c=3&d=4")).toBe("query-params");
+    expect(filterUrl(chain, `https://a.test/${"z".repeat(60)}`)).toBe("url-length");
+    expect(() => buildUrlFilters(["max-depth=3"])).toThrow(/unknown filter/);
+    expect(() => buildUrlFilters(["max-path-depth"])).toThrow(/name=number/);
+    const f = await open({ urlFilters: ["max-path-depth=4", "max-query-params=3"] });
+    const r = await f.addLinks([link("https://c.test/ok"), link("https://c.test/1/2/3/4/5/6"), link("https://c.test/?a&b&c&d")]);
+    expect(r).toMatchObject({ added: 1, filtered: 2 });
+    const s = await f.stats();
+    expect(s.counters["filtered:path-depth"]).toBe(1);
+    expect(s.counters["filtered:query-params"]).toBe(1);
+  });
+});
+
+describe("memory governor", () => {
+  it("lowers the total cap below what is queued when Redis nears its budget, and lifts it when memory falls", async () => {
+    const f = await open({ maxQueuedTotal: 1_000_000 });
+    await f.addLinks(Array.from({ length: 5000 }, (_, i) => link(`https://m${i % 50}.test/page/${i}`)));
+    const tight = new MemoryGovernor(f, { budgetBytes: 1024, high: 0.85, low: 0.7 });
+    const r = await tight.tick();
+    expect(r.action).toBe("lowered");
+    expect(r.totalCap).toBe(4500);
+    // Memory stays high: the cap keeps falling, but never below MIN_TOTAL_CAP.
+    for (let i = 0; i < 30; i++) await tight.tick();
+    expect((await f.flowState()).totalCap).toBe(1000);
+    expect((await f.addLinks([link("https://new.test/")])).dropped).toBe(1);
+    const roomy = new MemoryGovernor(f, { budgetBytes: 1e12, high: 0.85, low: 0.7 });
+    expect((await roomy.tick()).action).toBe("raised");
+    for (let i = 0; i < 60 && (await f.flowState()).totalCap !== undefined; i++) await roomy.tick();
+    expect((await f.flowState()).totalCap).toBeUndefined();
+    expect((await f.addLinks([link("https://new.test/")])).added).toBe(1);
+  });
+});
