@@ -126,3 +126,63 @@ export async function startSimweb(config, extraArgs = [], dir) {
 export function fmt(n, digits = 1) {
   return Number.isFinite(n) ? n.toFixed(digits) : "n/a";
 }
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort() {
+  const { createServer } = await import("node:net");
+  return new Promise((res, rej) => {
+    const s = createServer();
+    s.once("error", rej);
+    s.listen(0, "127.0.0.1", () => {
+      const { port } = s.address();
+      s.close(() => res(port));
+    });
+  });
+}
+
+/**
+ * A redis-server for one bench run, with the node's own persistence settings (AOF everysec), on a
+ * free loopback port; `cpu()` reads its CPU seconds from /proc.
+ */
+export async function startRedisServer(dir) {
+  mkdirSync(dir, { recursive: true });
+  const port = await freePort();
+  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", "redis.log"], { stdio: "ignore" });
+  running.add(proc);
+  proc.once("exit", () => running.delete(proc));
+  const { Redis } = benchRequireRoot("ioredis");
+  const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, commandTimeout: 120_000, maxRetriesPerRequest: 1 });
+  for (let i = 0; ; i++) {
+    try {
+      await client.connect();
+      await client.ping();
+      break;
+    } catch (err) {
+      if (i > 100) throw err;
+      client.disconnect();
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+  return {
+    url: `redis://127.0.0.1:${port}`, port, pid: proc.pid, client,
+    cpu: () => procCpu(proc.pid)?.self ?? NaN,
+    peakBytes: () => procMem(proc.pid),
+    stop: async () => {
+      client.disconnect();
+      if (proc.exitCode !== null) return;
+      proc.kill("SIGTERM");
+      await new Promise((r) => proc.once("exit", r));
+    },
+  };
+}
+
+/** require() rooted at the workspace root (its devDependencies: ioredis, warcio ...). */
+export const benchRequireRoot = createRequire(join(ROOT, "package.json"));
+/** require() rooted in the crawler package (undici 7, htmlparser2 ...). */
+export const crawlerRequire = createRequire(join(ROOT, "packages/shardcrawl/package.json"));
+
+/** A loopback address unlikely to be used by anyone else on the machine, for port 80/443 servers. */
+export function randomLoopback() {
+  const b = () => 1 + Math.floor(Math.random() * 250);
+  return `127.${b()}.${b()}.${b()}`;
+}
