@@ -16,7 +16,7 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ profile: { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
 const HOSTS = FULL ? 1000 : 200;
 const MAX_PAGES = FULL ? 6000 : 1500;
@@ -77,10 +77,11 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir) {
     "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
     "--expected-urls", "1000000",
   ];
-  const env = { ...process.env };
-  if (profileDir) env.NODE_OPTIONS = `${env.NODE_OPTIONS ?? ""} --cpu-prof --cpu-prof-dir=${profileDir}`.trim();
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS; as execArgv it is inherited by fork() and by
+  // worker threads, so every process and thread of the node writes its own profile.
+  const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
   const t0 = performance.now();
-  const proc = spawn(process.execPath, argv, { stdio: ["ignore", "ignore", "pipe"], env });
+  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
   const perPid = new Map();
@@ -204,10 +205,10 @@ for (const scheme of opts.schemes.split(",")) {
     }
     const urls = runs[0].urls;
     const floors = [];
-    for (let i = 0; i < REPS; i++) floors.push(undiciFloor(sim, urls, scheme));
+    for (let i = 0; i < REPS && !opts["skip-peers"]; i++) floors.push(undiciFloor(sim, urls, scheme));
     process.stderr.write(`${scheme} undici floor: ${fmt(median(floors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
     const crawlee = [];
-    for (let i = 0; i < REPS; i++) {
+    for (let i = 0; i < REPS && !opts["skip-peers"]; i++) {
       const c = crawleePeer(sim, scheme, join(work, `seeds-${scheme}.txt`));
       crawlee.push(c);
       process.stderr.write(`${scheme} crawlee run ${i}: ${JSON.stringify({ ...c, urls: undefined }).slice(0, 300)}\n`);
@@ -241,4 +242,5 @@ writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
   bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS,
   command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
 });
-rmSync(work, { recursive: true, force: true });
+if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
+else rmSync(work, { recursive: true, force: true });

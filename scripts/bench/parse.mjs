@@ -23,7 +23,7 @@ const cheerio = benchRequire("cheerio");
 const parse5 = benchRequire("parse5");
 const htmlparser2 = createRequire(benchRequire.resolve("cheerio"))("htmlparser2");
 
-const opts = args();
+const opts = args({ "ours-only": { type: "boolean", default: false } });
 const FULL = opts.mode === "full";
 const ROUNDS = FULL ? 9 : 3;
 const SIMWEB_PAGES = FULL ? 400 : 120;
@@ -184,6 +184,11 @@ for (const [name, pages] of corpora) {
   const row = { corpus: name, pages: pages.length, meanKB: bytes / pages.length / 1024, linksPerPage: links / pages.length };
   // Interleaved in one run: ours, cheerio, parse5, ours again (drift shows as a gap between the two).
   row.shardcrawl = measure(pages, ours);
+  if (opts["ours-only"]) {
+    process.stderr.write(`${name}: ours ${fmt(row.shardcrawl.mbPerCpuSecond)} MB/s (${fmt(row.shardcrawl.pagesPerCpuSecond, 0)} pages/s) rounds ${row.shardcrawl.rounds.map((t) => fmt(t, 3)).join(" ")}\n`);
+    results.push(row);
+    continue;
+  }
   row.cheerio = measure(pages, cheerioDefault);
   row.cheerioHtmlparser2 = measure(pages, cheerioHp2);
   row.crawleeCheerioPage = measure(pages, crawleePage);

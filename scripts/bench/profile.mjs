@@ -7,7 +7,8 @@ import { join } from "node:path";
 // Ordered: the first pattern that matches a frame wins for that frame.
 const CATEGORIES = [
   ["gc", (f) => f.functionName === "(garbage collector)"],
-  ["idle", (f) => f.functionName === "(idle)"],
+  // Piscina's worker blocks in Atomics.wait between tasks: asleep, not CPU.
+  ["idle", (f) => f.functionName === "(idle)" || f.functionName === "atomicsWaitLoop"],
   ["native, not attributed to JS ((program): libuv, syscalls, TLS record I/O)", (f) => f.functionName === "(program)"],
   ["warc compression", (f) => /node:zlib|\/zlib\.js/.test(f.url) || /^(zlibBuffer|gzip|deflate|processChunk)/i.test(f.functionName) && /zlib/.test(f.url)],
   ["TLS", (f) => /_tls_wrap|node:tls|_tls_common|node:crypto.*Cipher/.test(f.url)],
