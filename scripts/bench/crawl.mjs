@@ -18,9 +18,11 @@ import { analyseProfiles } from "./profile.mjs";
 
 const opts = args({ profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
-const HOSTS = FULL ? 1000 : 200;
-const MAX_PAGES = FULL ? 6000 : 1500;
-const REPS = Number(opts.reps ?? (FULL ? 3 : 1));
+const HOSTS = FULL ? 500 : 200;
+const MAX_PAGES = FULL ? 3000 : 1500;
+const REPS = Number(opts.reps ?? 3);
+// Crawlee takes several times longer per page; one run in quick mode.
+const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
 const DELAY_MS = 100;
 const CUT = 250 * 1024;
 const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -208,7 +210,7 @@ for (const scheme of opts.schemes.split(",")) {
     for (let i = 0; i < REPS && !opts["skip-peers"]; i++) floors.push(undiciFloor(sim, urls, scheme));
     process.stderr.write(`${scheme} undici floor: ${fmt(median(floors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
     const crawlee = [];
-    for (let i = 0; i < REPS && !opts["skip-peers"]; i++) {
+    for (let i = 0; i < CRAWLEE_REPS && !opts["skip-peers"]; i++) {
       const c = crawleePeer(sim, scheme, join(work, `seeds-${scheme}.txt`));
       crawlee.push(c);
       process.stderr.write(`${scheme} crawlee run ${i}: ${JSON.stringify({ ...c, urls: undefined }).slice(0, 300)}\n`);
@@ -239,7 +241,7 @@ for (const scheme of opts.schemes.split(",")) {
   }
 }
 writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
-  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS,
+  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
   command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
 });
 if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);

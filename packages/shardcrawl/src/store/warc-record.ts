@@ -41,6 +41,11 @@ export interface PageRecordOptions {
   recordIds?: { request: string; response: string };
   /** Request method (the crawler only sends GET). */
   method?: string;
+  /**
+   * "sha1:BASE32" of the body when the caller already has it (the parse step computes the same
+   * digest), so the body is hashed once less; computed here otherwise.
+   */
+  payloadDigest?: string;
 }
 
 /** The request+response pair of one page, each its own gzip member, concatenated. */
@@ -245,7 +250,7 @@ export function buildPageRecords(page: FetchedPage, opts: PageRecordOptions = {}
 
   const respHead = httpHead(statusLine(page), page.headers, true);
   const respBlock = [respHead.bytes, body];
-  const payloadDigest = sha1Base32(body);
+  const payloadDigest = opts.payloadDigest !== undefined && /^sha1:[A-Z2-7]{32}$/.test(opts.payloadDigest) ? opts.payloadDigest : sha1Base32(body);
   const respFields: Array<[string, string]> = [
     ["WARC-Type", "response"],
     ["WARC-Record-ID", `<${responseId}>`],

@@ -31,6 +31,10 @@ describe("buildPageRecords", () => {
     expect(gunzipSync(gzResponse).subarray(-coded.length - 4, -4).equals(coded)).toBe(true);
     expect(plain.responseLength).toBeLessThan(html.length / 10);
     expect(payloadIsCompressed([["content-encoding", "identity"]])).toBe(false);
+    // A digest handed in by the parse step is used as is; a malformed one is recomputed.
+    const given = "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    expect(buildPageRecords(page({ body: html }), { payloadDigest: given }).payloadDigest).toBe(given);
+    expect(buildPageRecords(page({ body: html }), { payloadDigest: "md5:x" }).payloadDigest).toBe(referenceSha1Base32(html));
     expect(payloadIsCompressed([["Content-Encoding", "br"]])).toBe(true);
   });
 
