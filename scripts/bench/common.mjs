@@ -152,6 +152,7 @@ export async function startRedisServer(dir) {
   proc.once("exit", () => running.delete(proc));
   const { Redis } = benchRequireRoot("ioredis");
   const client = new Redis({ port, host: "127.0.0.1", lazyConnect: true, commandTimeout: 120_000, maxRetriesPerRequest: 1 });
+  client.on("error", () => {}); // refused connects while redis-server starts; commands still reject on failure
   for (let i = 0; ; i++) {
     try {
       await client.connect();

@@ -20,7 +20,7 @@ async function one(raw) {
   const port = portFor(u);
   if (port !== (u.protocol === "https:" ? 443 : 80)) u.port = String(port);
   try {
-    const res = await request(u, { dispatcher: agent, headers: { "user-agent": "undici-floor", "accept-encoding": "gzip" }, signal: AbortSignal.timeout(60_000) });
+    const res = await request(u, { dispatcher: agent, headers: { "user-agent": "undici-floor", "accept-encoding": "gzip, deflate, br" }, signal: AbortSignal.timeout(60_000) });
     let n = 0;
     for await (const chunk of res.body) {
       n += chunk.length;
