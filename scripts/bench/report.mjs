@@ -30,7 +30,10 @@ function parseSection(d) {
     L.push(`| ${r.corpus} | ${r.pages} | ${f0(r.meanKB)} | ${f0(r.linksPerPage)} | **${f1(r.shardcrawl.mbPerCpuSecond)}** | ${f0(r.shardcrawl.pagesPerCpuSecond)} | ${f1(r.cheerio?.mbPerCpuSecond)} | ${f1(r.cheerioHtmlparser2?.mbPerCpuSecond)} | ${f1(r.crawleeCheerioPage?.mbPerCpuSecond)} | ${f1(r.parse5?.mbPerCpuSecond)} | ${f1(r.vsCheerio)}x | ${f1(r.vsParse5)}x | ${ag ? `${ag.agree} of ${ag.links} (ours only ${ag.oursOnly}, parse5 only ${ag.parse5Only})` : "n/a"} |`);
   }
   const diffs = d.results.flatMap((r) => (r.agreement?.examples ?? []).map((e) => `${r.corpus}: ${e.side}: ${e.url} (${e.page.slice(0, 24)}…)`));
-  if (diffs.length) L.push("", "Link differences (every one listed, up to 24 per corpus):", "", ...diffs.map((x) => `- ${x}`));
+  if (diffs.length) {
+    L.push("", "Link differences (every one listed, up to 24 per corpus):", "", ...diffs.map((x) => `- ${x}`), "",
+      "Why: shardcrawl also follows `<meta http-equiv=refresh content=\"N; URL=...\">` targets (a redirect a browser would follow; here inside `<noscript>`), which a walk over a/area elements does not collect. No link of an a/area element differs.");
+  }
   L.push("", "shardcrawl runs twice (before and after the peers) in each corpus; the repeat is in the JSON (`shardcrawlRepeat`) to show drift on this shared machine.");
   return L;
 }
