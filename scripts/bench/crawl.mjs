@@ -196,6 +196,11 @@ function crawleePeer(sim, scheme, seedsFile) {
 }
 
 const results = [];
+// Written after each scheme, so a run cut short keeps what it measured.
+const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
+  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
+  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
+});
 for (const scheme of opts.schemes.split(",")) {
   const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
   try {
@@ -236,13 +241,10 @@ for (const scheme of opts.schemes.split(",")) {
       crawlee: { runs: crawlee, pagesPerCpuSecond: ok.length ? median(ok.map((c) => c.pagesPerCpuSecond)) : undefined },
       profile,
     });
+    save();
   } finally {
     await sim.stop();
   }
 }
-writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
-  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
-  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
-});
 if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
 else rmSync(work, { recursive: true, force: true });

@@ -17,7 +17,7 @@ const CATEGORIES = [
   ["redis client", (f) => /ioredis|redis-parser|\/frontier\//.test(f.url)],
   ["fetch (undici, robots, HTTP)", (f) => /undici|\/fetch\/|robots-parser|node:_http|node:net|node:dns/.test(f.url)],
   ["ipc/json", (f) => /child_process|node:internal\/child_process|serialization/.test(f.url) || f.functionName === "parse" && f.url === "" || f.functionName === "stringify"],
-  ["piscina/worker", (f) => /piscina|worker_threads|node:internal\/worker/.test(f.url)],
+  ["piscina thread messaging (structured clone of tasks and results)", (f) => /piscina|worker_threads|node:internal\/worker/.test(f.url)],
 ];
 
 export function analyseProfiles(dir, pages) {
