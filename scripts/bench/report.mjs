@@ -64,7 +64,7 @@ function crawlSection(d, prof, parse) {
   }
   if (prof) {
     L.push("", `### Where a page's CPU goes (HTTP${prof.results.length > 1 ? " and HTTPS" : ""}, from V8 CPU profiles)`, "",
-      `Command: \`${prof.command}\` (a separate run: \`--cpu-prof\` on the supervisor is inherited by the forked children and the piscina thread; profiling itself inflates the figures, so read the shares, not the absolute ms). Redis from /proc of the same run.`, "");
+      `Command: \`${prof.command}\` (a separate run: \`--cpu-prof\` on the supervisor is inherited by the forked children and the piscina thread; profiling itself inflates the figures, so read the shares, not the absolute ms). Redis from /proc of the same run.${prof.note ? ` Note: ${prof.note}` : ""}`, "");
     const cats = new Set();
     for (const r of prof.results) for (const k of Object.keys(r.profile?.msPerPage ?? {})) cats.add(k);
     L.push(`| category | ${prof.results.map((r) => `${r.scheme} ms/page | share`).join(" | ")} |`, `| --- | ${prof.results.map(() => "---: | ---:").join(" | ")} |`);
