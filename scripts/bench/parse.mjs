@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { request, Agent } from "node:http";
 import { join } from "node:path";
 import { tmpdir } from "node:os";
-import { mkdtempSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { ROOT, RESULTS_DIR, args, benchRequire, median, startSimweb, writeResult, fmt } from "./common.mjs";
 
 const { parsePage } = await import(join(ROOT, "packages/shardcrawl/dist/parse/parse-page.js"));
@@ -43,7 +43,8 @@ function realWorldCorpus() {
 
 async function simwebCorpus() {
   const config = { preset: "polite", hosts: 1000, seed: 7 };
-  const sim = await startSimweb(config, [], mkdtempSync(join(tmpdir(), "bench-parse-")));
+  const dir = mkdtempSync(join(tmpdir(), "bench-parse-"));
+  const sim = await startSimweb(config, [], dir);
   try {
     const w = new World(makeConfig(config));
     const hosts = w.hosts();
@@ -75,6 +76,7 @@ async function simwebCorpus() {
     return pages.filter((p) => p.status === 200);
   } finally {
     await sim.stop();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
 
