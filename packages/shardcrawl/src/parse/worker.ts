@@ -54,7 +54,6 @@ const uaToken = productToken(setup.userAgent);
 export default function parseTask(task: WorkerTask): WorkerResult {
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
   const page: FetchedPage = { ...task.meta, body };
-  const records = buildPageRecords(page, { gzipLevel: setup.gzipLevel, warcinfoId: setup.warcinfoId });
   const parsed = parsePage(
     { url: page.url, status: page.status, headers: page.headers, body, truncated: page.truncated },
     {
@@ -65,6 +64,8 @@ export default function parseTask(task: WorkerTask): WorkerResult {
       honourNofollow: setup.honourNofollow,
     },
   );
+  // The parse step already hashed the body as received: the WARC payload digest is the same value.
+  const records = buildPageRecords(page, { gzipLevel: setup.gzipLevel, warcinfoId: setup.warcinfoId, payloadDigest: parsed.payloadDigest });
   const links: HashedLink[] = [];
   let outOfScope = 0;
   const depth = page.depth + 1;

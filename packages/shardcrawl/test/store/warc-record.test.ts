@@ -1,10 +1,10 @@
 import { writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import { gunzipSync } from "node:zlib";
+import { gunzipSync, gzipSync } from "node:zlib";
 import { describe, expect, test } from "vitest";
 import { WARCRecord, WARCSerializer } from "warcio";
 import { base32, sha1Base32 } from "../../src/store/digest.js";
-import { buildMetadataRecord, buildPageRecords, buildWarcinfo, WarcInputError } from "../../src/store/warc-record.js";
+import { buildMetadataRecord, buildPageRecords, buildWarcinfo, payloadIsCompressed, WarcInputError } from "../../src/store/warc-record.js";
 import { verifyWarcFile } from "../../src/store/warc-reader.js";
 import { id, page, readWithWarcio, referenceSha1Base32, tempDir, varietyPages } from "./helpers.js";
 
@@ -20,6 +20,24 @@ describe("digest", () => {
 });
 
 describe("buildPageRecords", () => {
+  test("a payload with a content-coding is stored in its gzip member (level 0), HTML is deflated", () => {
+    const html = Buffer.from("<!doctype html><p>" + "repetitive text ".repeat(2000) + "</p>");
+    const coded = gzipSync(html);
+    const plain = buildPageRecords(page({ body: html }), { gzipLevel: 6 });
+    const gz = buildPageRecords(page({ body: coded, headers: [["Content-Type", "text/html"], ["Content-Encoding", "gzip"]] }), { gzipLevel: 6 });
+    // Stored: the member is at least as long as its content; deflated HTML is far shorter.
+    const gzResponse = gz.data.subarray(gz.responseOffset);
+    expect(gzResponse.length).toBeGreaterThan(coded.length);
+    expect(gunzipSync(gzResponse).subarray(-coded.length - 4, -4).equals(coded)).toBe(true);
+    expect(plain.responseLength).toBeLessThan(html.length / 10);
+    expect(payloadIsCompressed([["content-encoding", "identity"]])).toBe(false);
+    // A digest handed in by the parse step is used as is; a malformed one is recomputed.
+    const given = "sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    expect(buildPageRecords(page({ body: html }), { payloadDigest: given }).payloadDigest).toBe(given);
+    expect(buildPageRecords(page({ body: html }), { payloadDigest: "md5:x" }).payloadDigest).toBe(referenceSha1Base32(html));
+    expect(payloadIsCompressed([["Content-Encoding", "br"]])).toBe(true);
+  });
+
   test("request and response are separate gzip members with the documented headers", () => {
     const p = page({ truncated: "length" });
     const r = buildPageRecords(p, { warcinfoId: "urn:uuid:00000000-0000-4000-8000-000000000001" });

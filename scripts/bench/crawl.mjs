@@ -1,0 +1,250 @@
+#!/usr/bin/env node
+// End-to-end benchmark of one shardcrawl node crawling simweb over loopback, HTTP and HTTPS, pages
+// cut at 250 KB, gzip WARC output. Measures pages/s; CPU seconds per page summed over EVERY process
+// of the node (supervisor, fetchers, parsers and their threads, and Redis) from /proc; peak memory
+// per process (VmHWM); Redis bytes per queued frontier URL and per seen URL. Then, over the same
+// URLs: the floor of HTTP cost (a bare undici GET loop) and, with --profile, a per-page CPU
+// breakdown from V8 CPU profiles of every node process (NODE_OPTIONS=--cpu-prof).
+// Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile]
+import { spawn, spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import {
+  RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, descendants, fmt, median, procCmd, procCpu, procMem,
+  randomLoopback, startRedisServer, startSimweb, writeResult,
+} from "./common.mjs";
+import { analyseProfiles } from "./profile.mjs";
+
+const opts = args({ profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const FULL = opts.mode === "full";
+const HOSTS = FULL ? 500 : 200;
+const MAX_PAGES = FULL ? 3000 : 1500;
+const REPS = Number(opts.reps ?? 3);
+// Crawlee takes several times longer per page; one run in quick mode.
+const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
+const DELAY_MS = 100;
+const CUT = 250 * 1024;
+const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
+const work = mkdtempSync(join(tmpdir(), "bench-crawl-"));
+
+function simwebConfig(scheme) {
+  return { preset: "polite", hosts: HOSTS, seed: 11, httpsShare: scheme === "https" ? 1 : 0 };
+}
+
+/** simweb on ports 80/443 of a private loopback address when we may bind them, so peers need only DNS. */
+async function startWeb(scheme, dir) {
+  const config = simwebConfig(scheme);
+  if (process.getuid?.() === 0) {
+    for (let i = 0; i < 5; i++) {
+      const ip = randomLoopback();
+      try {
+        const sim = await startSimweb(config, ["--bind", ip, "--port", "80", "--https-port", "443"], dir);
+        return { ...sim, ip, config };
+      } catch { /* address taken: try another */ }
+    }
+  }
+  const sim = await startSimweb(config, [], dir);
+  return { ...sim, ip: "127.0.0.1", config };
+}
+
+function seedsFor(sim, file) {
+  const r = spawnSync(process.execPath, [SIMWEB_CLI, "seeds", "--config", sim.cfgFile], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`simweb seeds: ${r.stderr}`);
+  writeFileSync(file, r.stdout);
+  return r.stdout.trim().split("\n").length;
+}
+
+function roleOf(pid, redisPid) {
+  if (pid === redisPid) return "redis";
+  const cmd = procCmd(pid).join(" ");
+  if (cmd.includes("fetcher")) return "fetcher";
+  if (cmd.includes("parser")) return "parser";
+  if (cmd.includes("main.js")) return "supervisor";
+  return cmd.split(" ")[0] || "other";
+}
+
+/** One crawl run; samples every process of the node while it runs. */
+async function crawlOnce(scheme, sim, redisDir, label, profileDir) {
+  const out = join(work, `${label}`);
+  const seeds = join(work, `seeds-${scheme}.txt`);
+  const seedCount = seedsFor(sim, seeds);
+  const redis = await startRedisServer(redisDir);
+  const self0 = procCpu();
+  const redis0 = redis.cpu();
+  const argv = [
+    SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
+    "--max-pages", String(MAX_PAGES), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
+    "--allow-private", "--ca-file", sim.ca, "--user-agent", UA,
+    "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
+    "--expected-urls", "1000000",
+  ];
+  // Node 20 refuses --cpu-prof in NODE_OPTIONS; as execArgv it is inherited by fork() and by
+  // worker threads, so every process and thread of the node writes its own profile.
+  const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const t0 = performance.now();
+  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
+  const perPid = new Map();
+  const sample = () => {
+    for (const pid of [proc.pid, ...descendants(proc.pid), redis.pid]) {
+      const c = procCpu(pid);
+      if (!c) continue;
+      const prev = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, peak: 0 };
+      prev.cpu = c.self;
+      prev.peak = Math.max(prev.peak, procMem(pid));
+      perPid.set(pid, prev);
+    }
+  };
+  const timer = setInterval(sample, 200);
+  const code = await new Promise((r) => proc.once("exit", r));
+  clearInterval(timer);
+  const wall = (performance.now() - t0) / 1000;
+  if (code !== 0) throw new Error(`crawl exited ${code}: ${stderr.slice(-2000)}`);
+  const self1 = procCpu();
+  const redisCpu = redis.cpu() - redis0;
+  sample(); // Redis' last figure
+  // The node's own processes were reaped by us (supervisor) and by it (children): cutime holds them all.
+  const nodeCpu = self1.children - self0.children;
+  const pages = readPages(out);
+  const fetched = pages.filter((p) => p.status !== null && p.status !== undefined).length;
+  const memory = await redisMemory(redis.client);
+  await redis.stop();
+  const byRole = {};
+  for (const { role, cpu, peak } of perPid.values()) {
+    const r = (byRole[role] ??= { processes: 0, cpuSeconds: 0, peakRssMB: 0 });
+    r.processes++;
+    r.cpuSeconds += cpu;
+    r.peakRssMB = Math.max(r.peakRssMB, peak / 1e6);
+  }
+  byRole.redis.cpuSeconds = redisCpu;
+  const totalCpu = nodeCpu + redisCpu;
+  const bytes = pages.reduce((n, p) => n + (p.bytes ?? 0), 0);
+  return {
+    scheme, seeds: seedCount, pages: pages.length, fetched, bytes, wallSeconds: wall,
+    pagesPerSecond: fetched / wall, cpuSeconds: totalCpu, nodeCpuSeconds: nodeCpu, redisCpuSeconds: redisCpu,
+    pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, byRole, redis: memory,
+    truncated: pages.filter((p) => p.truncated).length,
+    urls: pages.filter((p) => p.status === 200).map((p) => p.url),
+    out,
+  };
+}
+
+function readPages(out) {
+  const dir = join(out, "pages");
+  const lines = [];
+  for (const f of existsSync(dir) ? readdirSync(dir).sort() : []) {
+    for (const l of readFileSync(join(dir, f), "utf8").split("\n")) {
+      if (!l.trim()) continue;
+      try { lines.push(JSON.parse(l)); } catch { /* partial line */ }
+    }
+  }
+  return lines;
+}
+
+/** Redis bytes per queued URL (host queues + per-host hashes) against raw path bytes, and per seen URL. */
+async function redisMemory(r) {
+  let queued = 0, queueBytes = 0, rawBytes = 0, hostBytes = 0, hosts = 0, bloomBytes = 0;
+  let cursor = "0";
+  do {
+    const [next, keys] = await r.scan(cursor, "COUNT", 1000);
+    cursor = next;
+    for (const k of keys) {
+      if (/^sc:q\d+:/.test(k)) {
+        const items = await r.lrange(k, 0, -1);
+        queued += items.length;
+        for (const it of items) rawBytes += Buffer.byteLength(it.split("\t")[0]);
+        queueBytes += Number(await r.memory("USAGE", k, "SAMPLES", "0"));
+      } else if (k.startsWith("sc:h:")) {
+        hosts++;
+        hostBytes += Number(await r.memory("USAGE", k));
+      } else if (/^sc:bf:\d+$/.test(k)) {
+        bloomBytes += Number(await r.strlen(k));
+      }
+    }
+  } while (cursor !== "0");
+  const stats = await r.hgetall("sc:stats");
+  const params = JSON.parse((await r.get("sc:bf:params")) ?? "{}");
+  const seen = Number(stats.seeds ?? 0) + Number(stats.discovered ?? 0);
+  return {
+    usedMemory: Number(/used_memory:(\d+)/.exec(await r.info("memory"))?.[1]), queued, queueBytes, rawPathBytes: rawBytes,
+    queueBytesPerUrl: queueBytes / Math.max(1, queued), rawBytesPerUrl: rawBytes / Math.max(1, queued), queueVsRaw: queueBytes / Math.max(1, rawBytes),
+    hosts, hostStateBytesPerHost: hostBytes / Math.max(1, hosts), bloomBytes, bloomParams: params,
+    bloomBitsPerPlannedUrl: params.m ? params.m / 1_000_000 : undefined, seenUrls: seen,
+  };
+}
+
+/** The floor of HTTP cost: a bare undici GET loop over the same URLs in a child process. */
+function undiciFloor(sim, urls, scheme) {
+  const file = join(work, `floor-urls-${scheme}.json`);
+  writeFileSync(file, JSON.stringify(urls));
+  const r = spawnSync(process.execPath, [new URL("./undici-floor.mjs", import.meta.url).pathname, "--urls", file, "--ip", sim.ip, "--http", String(sim.http), "--https", String(sim.https), "--ca", sim.ca, "--cut", String(CUT)], { encoding: "utf8", maxBuffer: 16 << 20 });
+  if (r.status !== 0) throw new Error(`undici floor: ${r.stderr}`);
+  return JSON.parse(r.stdout);
+}
+
+/** Crawlee's CheerioCrawler on the same site, in its own process (packages/bench). */
+function crawleePeer(sim, scheme, seedsFile) {
+  if (sim.http !== 80) return { skipped: "simweb could not bind ports 80/443 (not root), and Crawlee has no connect-to" };
+  const dir = join(work, `crawlee-${scheme}`);
+  const r = spawnSync(process.execPath, [new URL("../../packages/bench/crawlee-peer.mjs", import.meta.url).pathname,
+    "--seeds", seedsFile, "--ip", sim.ip, "--max-pages", String(MAX_PAGES), "--delay", String(DELAY_MS), "--cut", String(CUT), "--dir", dir, "--user-agent", UA],
+  { encoding: "utf8", maxBuffer: 16 << 20, env: { ...process.env, NODE_EXTRA_CA_CERTS: sim.ca, CRAWLEE_STORAGE_DIR: dir }, timeout: 30 * 60_000 });
+  if (r.status !== 0) return { error: `exit ${r.status}: ${(r.stderr ?? "").slice(-1500)}` };
+  return JSON.parse(r.stdout.trim().split("\n").pop());
+}
+
+const results = [];
+// Written after each scheme, so a run cut short keeps what it measured.
+const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
+  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
+  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
+});
+for (const scheme of opts.schemes.split(",")) {
+  const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
+  try {
+    const runs = [];
+    for (let i = 0; i < REPS; i++) {
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`);
+      process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
+      runs.push(run);
+    }
+    const urls = runs[0].urls;
+    const floors = [];
+    for (let i = 0; i < REPS && !opts["skip-peers"]; i++) floors.push(undiciFloor(sim, urls, scheme));
+    process.stderr.write(`${scheme} undici floor: ${fmt(median(floors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
+    const crawlee = [];
+    for (let i = 0; i < CRAWLEE_REPS && !opts["skip-peers"]; i++) {
+      const c = crawleePeer(sim, scheme, join(work, `seeds-${scheme}.txt`));
+      crawlee.push(c);
+      process.stderr.write(`${scheme} crawlee run ${i}: ${JSON.stringify({ ...c, urls: undefined }).slice(0, 300)}\n`);
+      if (c.skipped || c.error) break;
+    }
+    let profile;
+    if (opts.profile) {
+      const pdir = join(work, `profiles-${scheme}`);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir);
+      profile = { ...analyseProfiles(pdir, run.fetched), redisMsPerPage: (run.redisCpuSeconds / run.fetched) * 1000, profiledPagesPerCpuSecond: run.pagesPerCpuSecond };
+      process.stderr.write(`${scheme} profile: ${JSON.stringify(profile.msPerPage)}\n`);
+    }
+    const ok = crawlee.filter((c) => c.pagesPerCpuSecond);
+    results.push({
+      scheme,
+      runs: runs.map(({ urls: _u, ...r }) => r),
+      median: {
+        pagesPerSecond: median(runs.map((r) => r.pagesPerSecond)),
+        pagesPerCpuSecond: median(runs.map((r) => r.pagesPerCpuSecond)),
+        cpuMsPerPage: median(runs.map((r) => r.cpuMsPerPage)),
+      },
+      undiciFloor: { runs: floors, pagesPerCpuSecond: median(floors.map((f) => f.pagesPerCpuSecond)), cpuMsPerPage: median(floors.map((f) => f.cpuMsPerPage)) },
+      crawlee: { runs: crawlee, pagesPerCpuSecond: ok.length ? median(ok.map((c) => c.pagesPerCpuSecond)) : undefined },
+      profile,
+    });
+    save();
+  } finally {
+    await sim.stop();
+  }
+}
+if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
+else rmSync(work, { recursive: true, force: true });
