@@ -70,6 +70,8 @@ export interface NodeConfig {
   shard?: ShardConfig;
   /** Outbox files rotate beyond this many compressed bytes. */
   outboxMaxFileBytes: number;
+  /** Outbox files are finished (made exchangeable) at the latest this long after they were opened. */
+  outboxMaxFileAgeMs: number;
   /** Entries per generation of each parser's outbox duplicate filter. */
   outboxDedupEntries: number;
   /** How often a running node looks for files in out/inbox/ to ingest (ms). */
@@ -156,6 +158,7 @@ export function defaultConfig(): NodeConfig {
     nodeName: "node0",
     outboxMaxFileBytes: 64 * 1024 * 1024,
     outboxDedupEntries: 500_000,
+    outboxMaxFileAgeMs: 300_000,
     inboxPollMs: 2000,
     redisMaxMemoryBytes: 0,
     retryMaxAttempts: 3,
@@ -189,7 +192,7 @@ export function validateConfig(c: NodeConfig): string[] {
   const positiveInts: Array<keyof NodeConfig> = [
     "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
-    "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "inboxPollMs",
+    "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "outboxMaxFileAgeMs", "inboxPollMs",
   ];
   for (const k of positiveInts) {
     const v = c[k];

@@ -51,7 +51,9 @@ async function main(): Promise<void> {
   });
   // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
   const router = config.shard ? new ShardRouter(config.shard) : null;
-  const outbox = router ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : null;
+  const outbox = router ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
+  // A long-running node hands its links over within outboxMaxFileAgeMs, not only at 64 MB.
+  const outboxTimer = outbox ? setInterval(() => void outbox.finishOld().catch((err: unknown) => ctx.log(`outbox rotation failed: ${(err as Error).message}`)), Math.max(1000, Math.min(60_000, config.outboxMaxFileAgeMs / 4))) : null;
 
   /** Keeps our own links; appends the others to the outbox (before the page is acknowledged). */
   async function routeLinks(links: HashedLink[]): Promise<HashedLink[]> {
@@ -175,6 +177,7 @@ async function main(): Promise<void> {
   await pool.destroy();
   await writer.close();
   await pageLog.close();
+  if (outboxTimer) clearInterval(outboxTimer);
   await outbox?.close();
   ctx.redis.disconnect();
   process.exit(0);

@@ -16,7 +16,7 @@ import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
-import { diskUsage, type DiskUsage } from "./disk-usage.js";
+import { cachedDiskUsage } from "./disk-usage.js";
 
 export interface CrawlSummary {
   node: string;
@@ -105,11 +105,11 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   children.start(specs);
 
   let lastStats: NodeStats = await frontier.stats();
-  // pages/s over the last ~10 s, and disk use sampled every 10 s (a directory walk is not free).
+  // pages/s over the last ~10 s; disk use measured only when /status is asked, at most every 10 s.
   const rate = { t: Date.now(), fetched: lastStats.fetched, perSecond: 0 };
-  let disk: DiskUsage = diskUsage(config.out);
+  const disk = cachedDiskUsage(config.out, 10_000);
   const status: StatusServer = await startStatusServer(config, () => ({
-    node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk, children: children.pids(), startedAt,
+    node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
   }));
   opts.onListening?.(status.port);
@@ -144,7 +144,6 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
       rate.t = now;
       rate.fetched = lastStats.fetched;
-      disk = diskUsage(config.out);
     }
     progress.update({
       t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,

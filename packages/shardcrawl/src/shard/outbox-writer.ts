@@ -18,6 +18,8 @@ export interface OutboxWriterOptions {
   maxFileBytes: number;
   /** Entries per generation of the duplicate filter. */
   dedupEntries: number;
+  /** Finish a file this old (ms) at finishOld(), so long-running nodes hand links over in time. */
+  maxFileAgeMs?: number;
 }
 
 export interface OutboxStats {
@@ -29,6 +31,7 @@ export interface OutboxStats {
 interface OpenFile {
   path: string;
   bytes: number;
+  openedAt: number;
 }
 
 export class OutboxWriter {
@@ -80,7 +83,7 @@ export class OutboxWriter {
       const dir = outboxDir(this.opts.out, dest);
       await mkdir(dir, { recursive: true });
       const name = `${this.opts.writer}-${Date.now()}-${String(this.seq++).padStart(6, "0")}${OUTBOX_SUFFIX}${OPEN_SUFFIX}`;
-      f = { path: join(dir, name), bytes: 0 };
+      f = { path: join(dir, name), bytes: 0, openedAt: Date.now() };
       this.files.set(dest, f);
     }
     await appendFile(f.path, data);
@@ -94,6 +97,17 @@ export class OutboxWriter {
     this.files.delete(dest);
     await rename(f.path, f.path.slice(0, -OPEN_SUFFIX.length));
     this.stats.filesFinished++;
+  }
+
+  /** Finishes the files opened more than maxFileAgeMs ago (call periodically). */
+  async finishOld(now = Date.now()): Promise<void> {
+    const maxAge = this.opts.maxFileAgeMs;
+    if (maxAge === undefined) return;
+    const op = this.chain.then(async () => {
+      for (const [dest, f] of [...this.files]) if (now - f.openedAt >= maxAge) await this.finish(dest);
+    });
+    this.chain = op.catch(() => undefined);
+    await op;
   }
 
   /** Finishes every open file (call at shutdown). */

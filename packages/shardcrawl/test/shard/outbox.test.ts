@@ -62,6 +62,17 @@ describe("outbox writer and reader", () => {
     expect(report.damaged).toBeTruthy();
   });
 
+  it("finishes files older than maxFileAgeMs, so a long-running node hands links over", async () => {
+    const out = mkdtempSync(join(tmpdir(), "sc-outbox-age-"));
+    const w = new OutboxWriter({ out, writer: "node0-p0", maxFileBytes: 1 << 20, dedupEntries: 10, maxFileAgeMs: 60_000 });
+    await w.append("node1", [{ url: "https://d.test/", depth: 1 }]);
+    await w.finishOld(Date.now() + 1000);
+    expect(filesIn(outboxDir(out, "node1"))).toEqual([]);
+    await w.finishOld(Date.now() + 61_000);
+    expect(filesIn(outboxDir(out, "node1")).length).toBe(1);
+    expect(filesIn(outboxDir(out, "node1"), ".open")).toEqual([]);
+  });
+
   it("finishes .open files a crash left behind", async () => {
     const out = mkdtempSync(join(tmpdir(), "sc-outbox-open-"));
     const w = new OutboxWriter({ out, writer: "node0-p0", maxFileBytes: 1 << 20, dedupEntries: 10 });
