@@ -237,6 +237,8 @@ exchange_ssh() {
     j="$(index_of_node "$(basename "$d")")" || { echo "exchange: links for unknown node $(basename "$d") kept in $d" >&2; continue; }
     run rsync -a --remove-source-files -e "ssh ${SSH_ARGS[*]}" --include '*.urls.gz' --exclude '*' "$d" "${N_HOST[$j]}:${N_OUT[$j]}/inbox/"
   done
+  # Empty once delivered; files for unknown nodes stay (and are reported above).
+  find "$stage" -depth -type d -empty -delete
 }
 
 cmd_collect() {
