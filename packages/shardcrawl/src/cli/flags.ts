@@ -1,6 +1,7 @@
 // `shardcrawl crawl` flags -> NodeConfig. The flag names are a contract outside tests rely on.
 import { parseArgs } from "node:util";
 import { defaultConfig, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
+import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
 
 export class UsageError extends Error {}
 
@@ -50,7 +51,7 @@ flow control:
   --global-concurrency <n>    requests in flight across the node: our upstream plan's cap (default: none)
   --upstream-limit-header <h> a 429 carrying this header is our upstream plan's limit: pause all fetching
   --upstream-quota-header <h> a response carrying this header means our quota is exhausted: stop fetching
-`;
+${RECRAWL_USAGE}`;
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -107,6 +108,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "upstream-limit-header": { type: "string" },
         "upstream-quota-header": { type: "string" },
         help: { type: "boolean", short: "h" },
+        ...RECRAWL_OPTIONS,
       },
     });
   } catch (err) {
@@ -173,6 +175,16 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.globalConcurrency = int("global-concurrency", v["global-concurrency"]) ?? c.globalConcurrency;
   if (v["upstream-limit-header"] !== undefined) c.upstreamLimitHeader = v["upstream-limit-header"];
   if (v["upstream-quota-header"] !== undefined) c.upstreamQuotaHeader = v["upstream-quota-header"];
+  try {
+    const recrawl = recrawlConfigFromFlags(v);
+    if (recrawl) {
+      c.recrawl = recrawl;
+      c.exitWhenDone = false; // a continuous node runs until stopped
+    }
+  } catch (err) {
+    if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
+    throw err;
+  }
   const errors = validateConfig(c);
   if (errors.length) throw new UsageError(errors.join("\n"));
   return c;

@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
+import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -114,6 +115,8 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
+  /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
+  recrawl?: RecrawlNodeConfig;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -231,6 +234,7 @@ export function validateConfig(c: NodeConfig): string[] {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
+  if (c.recrawl) errors.push(...validateRecrawlConfig(c.recrawl));
   return errors;
 }
 

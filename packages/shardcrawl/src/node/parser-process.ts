@@ -15,6 +15,7 @@ import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
+import { RecrawlVisits } from "./recrawl-visits.js";
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -42,7 +43,10 @@ async function main(): Promise<void> {
     warcinfoId: writer.warcinfoId,
     scope,
     bloom: frontier.frontier.bloom,
+    ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
   };
+  // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
+  const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
   const pool = new Piscina({
     filename: new URL("../parse/worker.js", import.meta.url).href,
     workerData: setup,
@@ -118,6 +122,10 @@ async function main(): Promise<void> {
       warc: loc,
     };
     await pageLog.append(line);
+    if (recrawl) {
+      // A lost history update costs one observation, never the page: log it and go on.
+      await recrawl.recordPage(page, facts?.contentDigest).catch((err: unknown) => ctx.log(`re-crawl history of ${page.url} not recorded: ${(err as Error).message}`));
+    }
     const ownLinks = await routeLinks(res.links);
     await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
   }

@@ -51,6 +51,17 @@ export interface RecrawlMetrics {
   validators: { honoured: number; ignored: number; churningEtag: number };
 }
 
+/** One entry of the outcome stream P rv. */
+export interface VisitOutcome {
+  id: string;
+  url: string;
+  /** null on a first visit. */
+  changed: boolean | null;
+  atMs: number;
+  /** Visit cost in the budget unit, as the recorder computed it. */
+  cost: number;
+}
+
 export class StaleHistoryError extends Error {}
 
 function splitUrl(url: string): { host: string; field: string } {
@@ -75,13 +86,13 @@ export class RecrawlHistoryStore {
   }
 
   /** Visit outcomes after stream id `afterId` ("0" = from the start), oldest first. */
-  async outcomes(afterId = "0", count = 1000): Promise<Array<{ id: string; url: string; changed: boolean | null; atMs: number }>> {
+  async outcomes(afterId = "0", count = 1000): Promise<VisitOutcome[]> {
     const rows = await this.redis.xrange(`${this.prefix}rv`, `(${afterId}`, "+", "COUNT", count);
     return rows.map(([id, f]) => {
       const m = new Map<string, string>();
       for (let i = 0; i + 1 < f.length; i += 2) m.set(f[i] as string, f[i + 1] as string);
       const c = m.get("c");
-      return { id, url: m.get("u") ?? "", changed: c === "1" ? true : c === "0" ? false : null, atMs: Number(m.get("t")) };
+      return { id, url: m.get("u") ?? "", changed: c === "1" ? true : c === "0" ? false : null, atMs: Number(m.get("t")), cost: Number(m.get("k") ?? 1) };
     });
   }
 
@@ -127,7 +138,7 @@ export class RecrawlHistoryStore {
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
       const seen = old ? Math.round(old.lastVisitMs / 1000) : -1;
       const changedFlag = changed === null ? "-" : changed ? "1" : "0";
-      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, ...counters);
+      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters);
       if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };
     }
     throw new StaleHistoryError(`recrawl history: ${url} kept changing under us (3 compare-and-set failures)`);

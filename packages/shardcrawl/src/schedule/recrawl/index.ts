@@ -13,3 +13,4 @@ export * from "./simulate.js";
 export * from "./http-revisit.js";
 export * from "./history-codec.js";
 export * from "./history-store.js";
+export * from "./record-response.js";
