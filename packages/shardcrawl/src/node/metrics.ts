@@ -5,10 +5,14 @@
 // in-flight and current limit of the top hosts by pressure, Redis memory against its budget.
 import type { HostPressure } from "../frontier/index.js";
 import type { NodeStats } from "./open-frontier.js";
+import type { RecrawlSnapshot } from "./recrawl-loop.js";
+import { renderRecrawlMetrics } from "./recrawl-metrics.js";
 
 interface Snapshot {
   node?: string;
   stats?: NodeStats;
+  /** Continuous mode (issue 7). */
+  recrawl?: RecrawlSnapshot;
 }
 
 const COUNTERS: Array<[keyof NodeStats, string, string]> = [
@@ -105,5 +109,6 @@ export function renderMetrics(snap: Snapshot): string {
       for (const h of p.hosts) out.push(`${name}{${label},host="${esc(h.host)}"} ${get(h)}`);
     }
   }
+  if (snap.recrawl) out.push(...renderRecrawlMetrics(snap.recrawl, label));
   return out.join("\n") + "\n";
 }

@@ -124,7 +124,10 @@ async function main(): Promise<void> {
     await pageLog.append(line);
     if (recrawl) {
       // A lost history update costs one observation, never the page: log it and go on.
-      await recrawl.recordPage(page, facts?.contentDigest).catch((err: unknown) => ctx.log(`re-crawl history of ${page.url} not recorded: ${(err as Error).message}`));
+      const kept = facts?.contentDigest !== undefined
+        ? recrawl.recordPage(page, facts.contentDigest)
+        : res.contentType?.includes("xml") ? recrawl.recordSitemap(page) : null; // sitemap lastmod: change hints
+      await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${page.url} not recorded: ${(err as Error).message}`));
     }
     const ownLinks = await routeLinks(res.links);
     await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });

@@ -7,12 +7,20 @@
 import type { Redis } from "ioredis";
 import type { FetchSuccess } from "../fetch/http-client.js";
 import type { FetchedPage } from "../shared/types.js";
-import { RecrawlHistoryStore, ValueTiers, hostVerdict, recordResponse, revisitHeaders, type ValidatorVerdict } from "../schedule/recrawl/index.js";
+import { decodeBody } from "../parse/decode-body.js";
+import { RecrawlHistoryStore, ValueTiers, hostVerdict, isSitemap, recordResponse, revisitHeaders, sitemapLastmods, type ValidatorVerdict } from "../schedule/recrawl/index.js";
 import type { NodeConfig } from "./config.js";
 import type { RecrawlNodeConfig } from "./recrawl-config.js";
 import { budgetPerDay } from "./recrawl-config.js";
 
 const VERDICT_TTL_MS = 30_000;
+/** Sitemaps kept in the hint stream (P rhint) until the node's re-crawl loop reads them. */
+const HINT_STREAM_CAP = 1_000;
+/** Largest decoded sitemap read (the protocol allows 50 MB; 50,000 URLs fit well within this). */
+const MAX_SITEMAP_BYTES = 16 * 1024 * 1024;
+
+/** Redis stream of sitemap lastmod hints: fields s (sitemap URL), h (JSON [[url, lastmod ms], ...]). */
+export const hintStreamKey = (prefix: string) => `${prefix}rhint`;
 const VERDICT_CACHE_MAX = 10_000;
 
 export class RecrawlVisits {
@@ -20,7 +28,7 @@ export class RecrawlVisits {
   private readonly tiers: ValueTiers;
   private readonly verdicts = new Map<string, { verdict: ValidatorVerdict; until: number }>();
 
-  constructor(redis: Redis, prefix: string, private readonly rc: RecrawlNodeConfig) {
+  constructor(private readonly redis: Redis, private readonly prefix: string, private readonly rc: RecrawlNodeConfig) {
     this.store = new RecrawlHistoryStore(redis, prefix, rc.outcomeStreamCap);
     this.tiers = new ValueTiers(rc.value);
   }
@@ -64,5 +72,22 @@ export class RecrawlVisits {
       headers: page.headers, digest: contentDigest, tier: this.tiers.tierOf(page.url), unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType,
     });
     return r?.changed ?? null;
+  }
+
+  /**
+   * A fetched sitemap (2xx XML with a <urlset>): its lastmod entries go to the hint stream for the
+   * re-crawl loop. Returns the number of hints (0 for anything else).
+   */
+  async recordSitemap(page: FetchedPage): Promise<number> {
+    if (page.status < 200 || page.status >= 300) return 0;
+    const enc = page.headers.filter(([k]) => k.toLowerCase() === "content-encoding").map(([, v]) => v);
+    const decoded = decodeBody(page.body, enc, MAX_SITEMAP_BYTES);
+    if (!decoded.ok) return 0;
+    const text = decoded.body.toString("utf8");
+    if (!isSitemap(text)) return 0;
+    const hints = sitemapLastmods(text);
+    if (hints.length === 0) return 0;
+    await this.redis.xadd(hintStreamKey(this.prefix), "MAXLEN", "~", HINT_STREAM_CAP, "*", "s", page.url, "h", JSON.stringify(hints.map((h) => [h.url, h.lastmodMs])));
+    return hints.length;
   }
 }

@@ -17,6 +17,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
+import { RecrawlLoop } from "./recrawl-loop.js";
 
 export interface CrawlSummary {
   node: string;
@@ -103,6 +104,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
   children.start(specs);
+  // Continuous mode: the re-crawl scheduler plans revisits within the budget (docs/recrawl.md).
+  const recrawl = config.recrawl ? await RecrawlLoop.start(redis, frontier, config, say) : undefined;
 
   let lastStats: NodeStats = await frontier.stats();
   // pages/s over the last ~10 s; disk use measured only when /status is asked, at most every 10 s.
@@ -111,6 +114,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const status: StatusServer = await startStatusServer(config, () => ({
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
+    ...(recrawl ? { recrawl: recrawl.snapshot() } : {}),
   }));
   opts.onListening?.(status.port);
   writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
@@ -164,6 +168,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   }
   progress.done();
   say(reason === "signal" ? "stopping: finishing what is in flight…" : "crawl finished; stopping processes…");
+  await recrawl?.stop();
   // Fetchers first (their pages go to the parse queue), then parsers drain it.
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
   await frontier.reap(Date.now());

@@ -14,3 +14,4 @@ export * from "./http-revisit.js";
 export * from "./history-codec.js";
 export * from "./history-store.js";
 export * from "./record-response.js";
+export * from "./sitemap.js";
