@@ -53,7 +53,8 @@ export class RecrawlLoop {
   private lastHintId = "0";
   private queue: PlannedVisit[] = [];
   private nextCycleMs = 0;
-  private nextSitemapMs = 0;
+  /** Per host: when its sitemaps are next fetched (a new host's at the next cycle). */
+  private readonly sitemapDue = new Map<string, number>();
   private readonly sitemapEveryMs: number;
   private readonly hostFetches = new Map<string, number>();
   private running = true;
@@ -161,7 +162,7 @@ export class RecrawlLoop {
       // Visits still waiting from the last cycle stay ahead (the plan is in start order).
       this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
-      if (now >= this.nextSitemapMs) await this.queueSitemaps(now);
+      await this.queueSitemaps(now);
       await this.refreshMetrics(now);
     }
     let due = 0;
@@ -225,13 +226,12 @@ export class RecrawlLoop {
     }
   }
 
-  /** Queues the sitemaps robots.txt lists for every host we keep fresh, charged to the budget. */
+  /** Queues the sitemaps robots.txt lists for the hosts we keep fresh whose turn it is, charged to the budget. */
   private async queueSitemaps(now: number): Promise<void> {
-    this.nextSitemapMs = now + this.sitemapEveryMs;
-    const hosts = new Set<string>();
-    for (const h of this.hostFetches.keys()) hosts.add(h);
     const visits: Array<{ url: string; host: string }> = [];
-    for (const host of hosts) {
+    for (const host of this.hostFetches.keys()) {
+      if ((this.sitemapDue.get(host) ?? 0) > now) continue;
+      this.sitemapDue.set(host, now + this.sitemapEveryMs);
       const origin = await this.redis.hget(this.frontier.frontier.keys.host(host), "o");
       if (!origin) continue;
       const entry = await this.frontier.getRobots(origin);
