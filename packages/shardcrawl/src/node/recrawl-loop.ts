@@ -72,8 +72,8 @@ export class RecrawlLoop {
       // The fetch stage enforces the real gap (robots Crawl-delay, back-off); the plan only avoids
       // planning more than a host can take in a cycle.
       hostDelayMs: () => config.delayMs + config.politenessMarginMs,
-      // A day of cycles at the default 15 min; shorter cycles (tests, tight loops) replan sooner.
-      replanEveryMs: Math.min(DAY_MS, 96 * cycleMs),
+      // Every 4 hours at the default 15-min cycle (group priors and the plan follow new evidence).
+      replanEveryMs: Math.min(DAY_MS, 16 * cycleMs),
       pendingTimeoutMs: Math.max(4 * cycleMs, 2 * config.leaseTtlMs),
       maxDebt: budgetPerDay(this.rc).perDay,
     });

@@ -5,7 +5,7 @@
 // compare-and-set on the last-visit stamp.
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
-import { type GammaPrior, emptyHistory, estimateRate, observe } from "./estimator.js";
+import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
 import { decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
 import type { Evidence } from "./validators.js";
@@ -172,7 +172,7 @@ export class RecrawlHistoryStore {
   }
 
   /** Estimated share of a host's stored pages that are still fresh at `nowMs` (model-based). */
-  async estimatedFreshness(host: string, nowMs: number, prior: GammaPrior): Promise<number> {
+  async estimatedFreshness(host: string, nowMs: number, prior: RatePrior): Promise<number> {
     let sum = 0;
     let n = 0;
     for await (const [, h] of this.scanHost(host)) {

@@ -11,7 +11,7 @@
 // observed changes are reported. A reserve left unused flows back to the main slice.
 // Politeness: one host's planned visits in a cycle are spaced by its delay; what does not fit
 // waits for the next cycle.
-import { type ChangeHistory, type GammaPrior, emptyHistory, estimateRate, groupPrior, observe, priorAround } from "./estimator.js";
+import { type ChangeHistory, type RatePrior, emptyHistory, estimateRate, groupPrior, logNormalGroupPrior, observe, priorAround } from "./estimator.js";
 import { optimalFrequencies } from "./optimum.js";
 import { DAY_MS, expectedFreshDays, pStale } from "./poisson.js";
 
@@ -43,6 +43,14 @@ export interface SchedulerConfig {
   /** Prior for groups with too little history (changes per day), and the prior's shape. */
   fallbackRatePerDay: number;
   priorShape: number;
+  /**
+   * Family of the per-group prior: "lognormal" (mean and spread of the group's log-rates) or
+   * "gamma" (shape priorShape around the group's geometric mean; over-shrinks pages whose rate is
+   * far from their group's, see docs/recrawl.md "Estimator accuracy").
+   */
+  prior: "lognormal" | "gamma";
+  /** Spread (natural log) of the fallback log-normal prior, for groups with too little history. */
+  fallbackLogSigma: number;
   /** Minimum spacing between the starts of two planned visits to one host (ms). */
   hostDelayMs: (host: string) => number;
   /** Seed of the validation sample. */
@@ -64,6 +72,8 @@ export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, "budgetPerDay"> = {
   replanEveryMs: DAY_MS,
   fallbackRatePerDay: 0.2,
   priorShape: 1.3,
+  prior: "lognormal",
+  fallbackLogSigma: 2,
   hostDelayMs: () => 1000,
   seed: 1,
   pendingTimeoutMs: 60 * 60_000,
@@ -118,7 +128,7 @@ export class RecrawlScheduler {
   readonly config: SchedulerConfig;
   private readonly pages: PageEntry[] = [];
   private readonly byUrl = new Map<string, PageEntry>();
-  private readonly priors = new Map<string, GammaPrior>();
+  private readonly priors = new Map<string, RatePrior>();
   private readonly hostNextMs = new Map<string, number>();
   private readonly pendingValidation = new Map<string, number>();
   private readonly validation: ValidationReport = { visits: 0, predictedChanges: 0, observedChanges: 0, brier: 0 };
@@ -203,13 +213,23 @@ export class RecrawlScheduler {
     return this.byUrl.get(url);
   }
 
-  private priorOf(group: string): GammaPrior {
-    return this.priors.get(group) ?? priorAround(this.config.fallbackRatePerDay, this.config.priorShape);
+  private fallbackPrior(): RatePrior {
+    const c = this.config;
+    return c.prior === "gamma" ? priorAround(c.fallbackRatePerDay, c.priorShape) : { mu: Math.log(c.fallbackRatePerDay), sigma: c.fallbackLogSigma };
+  }
+
+  private fitPrior(rates: readonly number[], fallback: RatePrior): RatePrior {
+    if (this.config.prior === "gamma") return groupPrior(rates, fallback as ReturnType<typeof priorAround>, this.config.priorShape);
+    return logNormalGroupPrior(rates, fallback as { mu: number; sigma: number });
+  }
+
+  private priorOf(group: string): RatePrior {
+    return this.priors.get(group) ?? this.fallbackPrior();
   }
 
   /** Re-fits the group priors, re-estimates every rate and recomputes the planned intervals. */
   replan(nowMs: number): void {
-    const fallback = priorAround(this.config.fallbackRatePerDay, this.config.priorShape);
+    const fallback = this.fallbackPrior();
     const groups = new Map<string, number[]>();
     for (const e of this.pages) {
       if (e.history.observations < 3) continue; // only pages with some evidence shape the prior
@@ -218,9 +238,9 @@ export class RecrawlScheduler {
       g.push(e.rate);
     }
     const all = [...groups.values()].flat();
-    const global = groupPrior(all, fallback, this.config.priorShape);
+    const global = this.fitPrior(all, fallback);
     this.priors.clear();
-    for (const [g, rates] of groups) this.priors.set(g, groupPrior(rates, global, this.config.priorShape));
+    for (const [g, rates] of groups) this.priors.set(g, this.fitPrior(rates, global));
     for (const e of this.pages) e.rate = estimateRate(e.history, this.priors.get(e.group) ?? global);
     const mainShare = 1 - this.config.reserves.discovery - this.config.reserves.reestimate - this.config.reserves.validation;
     const plan = optimalFrequencies(this.pages.map((e) => ({ rate: e.rate, value: e.value, cost: this.costOf(e) })), this.config.budgetPerDay * mainShare);
