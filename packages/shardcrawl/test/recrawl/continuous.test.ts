@@ -4,7 +4,9 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { DAY_MS, RecrawlScheduler, hintSaysStale, observe, sitemapLastmods, isSitemap } from "../../src/schedule/recrawl/index.js";
+import {
+  DAY_MS, RecrawlScheduler, emptyHistory, estimateRate, groupPrior, hintSaysStale, isSitemap, logNormalGroupPrior, observe, priorAround, sitemapLastmods,
+} from "../../src/schedule/recrawl/index.js";
 import { budgetPerDay, recrawlConfigFromFlags, recrawlConfigFromObject } from "../../src/node/recrawl-config.js";
 import { parseCrawlFlags } from "../../src/cli/flags.js";
 
@@ -55,6 +57,36 @@ function scheduler(n: number, hosts: number, budgetPerDay: number, extra: Partia
   }
   return s;
 }
+
+describe("estimator prior for a group whose rates span orders of magnitude", () => {
+  it("the log-normal group prior recovers rates far from the group's mean where the Gamma one over-shrinks them", () => {
+    let seed = 99;
+    const rand = () => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    // 40 pages, true rates log-uniform over 0.01..30 per day, 40 visits each at about 1.5 mean
+    // change intervals (the most informative spacing; see scripts/recrawl-identifiability.mjs).
+    const pages = Array.from({ length: 40 }, (_, i) => {
+      const rate = 0.01 * 3000 ** (i / 39);
+      const h = emptyHistory();
+      for (let k = 0; k < 40; k++) {
+        const t = (1.5 / rate) * (0.5 + rand());
+        observe(h, t, rand() < -Math.expm1(-rate * t));
+      }
+      return { rate, h };
+    });
+    const flat = { shape: 1, rate: 0 };
+    const mle = pages.map((p) => estimateRate(p.h, flat));
+    const logn = logNormalGroupPrior(mle, { mu: 0, sigma: 2 });
+    const gamma = groupPrior(mle, priorAround(0.2, 1.3), 1.3);
+    const within = (prior: Parameters<typeof estimateRate>[1], sel: typeof pages) => sel.filter((p) => Math.abs(estimateRate(p.h, prior) / p.rate - 1) <= 0.25).length / sel.length;
+    const outer = [...pages.slice(0, 8), ...pages.slice(-8)]; // the 20% farthest from the group's mean on either side
+    expect(within(logn, pages)).toBeGreaterThanOrEqual(0.6);
+    expect(within(logn, outer)).toBeGreaterThan(within(gamma, outer));
+    expect(logn.sigma).toBeGreaterThan(1.5); // fitted to the spread (ln 3000 / sqrt(12) = 2.3)
+  });
+});
 
 describe("the scheduler in a node", () => {
   it("does not plan a page again while its visit is pending, and replans it after the timeout", () => {
