@@ -25,6 +25,12 @@ const TICK_MS = 250;
 const TOP_HOSTS = 10;
 /** Outcomes read per XRANGE call. */
 const OUTCOME_BATCH = 1000;
+/**
+ * A page planned this many times in a row without a recorded outcome (its revisits end in a
+ * redirect, an error, a 404 or a robots.txt refusal: only 2xx and 304 are recorded) leaves the
+ * schedule, so a page that went away does not take budget forever.
+ */
+const MAX_MISSED_PLANS = 3;
 
 export interface RecrawlSnapshot {
   unit: RecrawlBudgetUnit;
@@ -36,6 +42,8 @@ export interface RecrawlSnapshot {
   discoveryCharged: number;
   hintsApplied: number;
   sitemapsQueued: number;
+  /** Pages dropped after MAX_MISSED_PLANS plans without an answer. */
+  dropped: number;
   overall: RecrawlMetrics;
   hosts: Array<RecrawlMetrics & { host: string }>;
   /** The model's mean P(fresh) of visited pages, and value-weighted. */
@@ -57,6 +65,8 @@ export class RecrawlLoop {
   private readonly sitemapDue = new Map<string, number>();
   private readonly sitemapEveryMs: number;
   private readonly hostFetches = new Map<string, number>();
+  /** Plans since the page's last recorded outcome (only pages planned and not yet answered). */
+  private readonly missed = new Map<string, number>();
   private running = true;
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
@@ -103,7 +113,7 @@ export class RecrawlLoop {
       noChangeShare: 0, notModifiedShare: 0, validators: { honoured: 0, ignored: 0, churningEtag: 0 },
     };
     return {
-      unit: this.rc.unit, budget: this.rc.budget, pages: 0, planned: {}, discoveryCharged: 0, hintsApplied: 0, sitemapsQueued: 0,
+      unit: this.rc.unit, budget: this.rc.budget, pages: 0, planned: {}, discoveryCharged: 0, hintsApplied: 0, sitemapsQueued: 0, dropped: 0,
       overall: zero, hosts: [], freshness: 1, valueFreshness: 1, validation: this.scheduler.validationReport(),
     };
   }
@@ -158,9 +168,19 @@ export class RecrawlLoop {
     if (now >= this.nextCycleMs) {
       await this.updateHostHealth();
       const plan = this.scheduler.plan(now);
-      for (const v of plan) this.snap.planned[v.reason] = (this.snap.planned[v.reason] ?? 0) + 1;
+      for (const v of plan) {
+        this.snap.planned[v.reason] = (this.snap.planned[v.reason] ?? 0) + 1;
+        const m = (this.missed.get(v.url) ?? 0) + 1;
+        this.missed.set(v.url, m);
+        if (m > MAX_MISSED_PLANS) {
+          // Planned again after MAX_MISSED_PLANS unanswered visits: it went away. Drop, not visit.
+          this.scheduler.remove(v.url);
+          this.missed.delete(v.url);
+          this.snap.dropped++;
+        }
+      }
       // Visits still waiting from the last cycle stay ahead (the plan is in start order).
-      this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
+      this.queue = [...this.queue, ...plan.filter((v) => this.scheduler.entry(v.url))].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
       await this.queueSitemaps(now);
       await this.refreshMetrics(now);
@@ -186,6 +206,7 @@ export class RecrawlLoop {
           continue;
         }
         this.hostFetches.set(host, (this.hostFetches.get(host) ?? 0) + 1);
+        this.missed.delete(o.url);
         if (!this.scheduler.entry(o.url)) {
           // A first visit (discovery through the frontier): it joins the schedule, and its cost
           // is charged to the budget, so discovery and revisits together stay within it.

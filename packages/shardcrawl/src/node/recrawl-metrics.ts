@@ -54,6 +54,8 @@ export function renderRecrawlMetrics(r: RecrawlSnapshot, label: string): string[
   for (const [reason, n] of Object.entries(r.planned)) out.push(`shardcrawl_recrawl_planned_visits_total{${label},reason="${esc(reason)}"} ${n}`);
   family("shardcrawl_recrawl_discovery_charged_total", "counter", "First visits made through the frontier and charged to the re-crawl budget.");
   out.push(`shardcrawl_recrawl_discovery_charged_total{${label}} ${r.discoveryCharged}`);
+  family("shardcrawl_recrawl_dropped_pages_total", "counter", "Pages dropped from the schedule after repeated revisits without a 2xx or 304 answer.");
+  out.push(`shardcrawl_recrawl_dropped_pages_total{${label}} ${r.dropped}`);
   family("shardcrawl_recrawl_hints_total", "counter", "Pages marked stale by a sitemap lastmod newer than our copy.");
   out.push(`shardcrawl_recrawl_hints_total{${label}} ${r.hintsApplied}`);
   const val = r.validation;

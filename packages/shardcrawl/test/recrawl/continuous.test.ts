@@ -179,3 +179,13 @@ describe("continuous-mode flags", () => {
     expect(() => recrawlConfigFromObject({ budget: 1, speed: 2 })).toThrow(/unknown key "speed"/);
   });
 });
+
+describe("removing a page", () => {
+  it("a removed page is no longer planned, and the rest still are", () => {
+    const s = scheduler(3, 3, 96 * 3);
+    expect(s.remove("https://h1.test/p1")).toBe(true);
+    expect(s.remove("https://h1.test/p1")).toBe(false);
+    expect(s.size).toBe(2);
+    expect(s.plan(T0 + DAY_MS).map((v) => v.url).sort()).toEqual(["https://h0.test/p0", "https://h2.test/p2"]);
+  });
+});

@@ -205,6 +205,17 @@ export class RecrawlScheduler {
     return true;
   }
 
+  /** Drops a page from the schedule (it went away: redirects, 404s, robots.txt now forbids it). */
+  remove(url: string): boolean {
+    const e = this.byUrl.get(url);
+    if (!e) return false;
+    this.byUrl.delete(url);
+    this.pendingValidation.delete(url);
+    const i = this.pages.indexOf(e);
+    if (i >= 0) this.pages.splice(i, 1);
+    return true;
+  }
+
   get size(): number {
     return this.pages.length;
   }
