@@ -96,8 +96,12 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
     const fetches = log.filter((e) => e.path !== "/robots.txt");
     const perUrl = new Map<string, number>();
     for (const e of fetches.filter(isPage)) perUrl.set(urlOf(e), (perUrl.get(urlOf(e)) ?? 0) + 1);
+    // The scheduler concentrates revisits where they buy freshness (pages it judges too fast to
+    // follow, or nearly static, get few), so count revisits, not the share of pages revisited.
+    const revisits = [...perUrl.values()].reduce((a, n) => a + n - 1, 0);
     const revisited = [...perUrl.values()].filter((n) => n >= 2).length;
-    expect(revisited).toBeGreaterThanOrEqual(perUrl.size / 2);
+    expect(revisits).toBeGreaterThanOrEqual(20);
+    expect(revisited).toBeGreaterThanOrEqual(8);
     // Discovery fetches are charged to the budget, so over the whole run every fetch fits in it
     // (a cycle's budget is planned at its start, and at most one cycle's more is carried over).
     const spanS = (stoppedAt - (fetches[0] as LogLine).ts) / 1000;
