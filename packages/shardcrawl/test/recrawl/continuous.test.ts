@@ -189,3 +189,14 @@ describe("removing a page", () => {
     expect(s.plan(T0 + DAY_MS).map((v) => v.url).sort()).toEqual(["https://h0.test/p0", "https://h2.test/p2"]);
   });
 });
+
+describe("history record: last-visit time", () => {
+  it("keeps the sub-second part (1/256 s) so visits seconds apart give the right interval", async () => {
+    const { encodeHistory, decodeHistory, casStamp } = await import("../../src/schedule/recrawl/history-codec.js");
+    const rec = (ms: number) => ({ lastVisitMs: ms, etagChurns: false, digest: "0123456789abcdef", tier: 1, cost: 1, history: emptyHistory() });
+    for (const ms of [T0, T0 + 1, T0 + 499, T0 + 1234, T0 + 1998, T0 + 1999]) {
+      expect(Math.abs(decodeHistory(encodeHistory(rec(ms))).lastVisitMs - ms)).toBeLessThanOrEqual(2);
+    }
+    expect(casStamp(encodeHistory(rec(T0 + 500)))).not.toBe(casStamp(encodeHistory(rec(T0 + 900))));
+  });
+});

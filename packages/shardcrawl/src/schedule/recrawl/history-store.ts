@@ -6,7 +6,7 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
-import { decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
+import { casStamp, decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
 import type { Evidence } from "./validators.js";
 
@@ -136,7 +136,7 @@ export class RecrawlHistoryStore {
       if (v.evidence === "honoured") counters.push("v_honoured", 1);
       if (v.evidence === "ignored") counters.push("v_ignored", 1);
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
-      const seen = old ? Math.round(old.lastVisitMs / 1000) : -1;
+      const seen = oldBuf ? casStamp(oldBuf) : -1;
       const changedFlag = changed === null ? "-" : changed ? "1" : "0";
       const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters);
       if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };

@@ -47,7 +47,8 @@ export async function recordResponse(store: RecrawlHistoryStore, v: ResponseVisi
   const notModified = v.status === 304;
   if (notModified ? !old : v.digest === undefined) return null;
   // The same response again (a parser that crashed after recording and before its ack): skip.
-  if (old && Math.round(old.lastVisitMs / 1000) === Math.round(v.atMs / 1000)) return null;
+  // (The stored time has a resolution of 1/256 s.)
+  if (old && Math.abs(old.lastVisitMs - v.atMs) <= 2) return null;
   const sentEtag = header(v.requestHeaders, "if-none-match");
   const sentIfModifiedSinceMs = parseHttpDate(header(v.requestHeaders, "if-modified-since"));
   const gotEtag = header(v.headers, "etag");
