@@ -15,15 +15,19 @@ interface LoopReport {
   maxSeconds: number;
 }
 
+/** Sampling timer of the delay monitor; its samples include this interval, which is taken off. */
+const RESOLUTION_MS = 20;
+
 function startMonitor(): IntervalHistogram {
-  const h = monitorEventLoopDelay({ resolution: 20 });
+  const h = monitorEventLoopDelay({ resolution: RESOLUTION_MS });
   h.enable();
   return h;
 }
 
 /** Reads and resets a histogram: mean and max delay since the last read, in seconds. */
 function readMonitor(h: IntervalHistogram): LoopReport {
-  const r = { meanSeconds: Number.isFinite(h.mean) ? h.mean / 1e9 : 0, maxSeconds: h.max / 1e9 };
+  const lag = (ns: number) => (Number.isFinite(ns) ? Math.max(0, ns / 1e9 - RESOLUTION_MS / 1000) : 0);
+  const r = { meanSeconds: lag(h.mean), maxSeconds: lag(h.max) };
   h.reset();
   return r;
 }

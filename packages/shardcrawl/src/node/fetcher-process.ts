@@ -16,7 +16,7 @@ import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { LeaseTtl } from "../schedule/lease-ttl.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
-import { StatsBatch, countTls, countingPageLog } from "./stats-batch.js";
+import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
@@ -30,7 +30,10 @@ async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
   const frontier = await openFrontier(ctx.redis, config);
-  const client: HttpClient = createHttpClient({
+  // Metrics: page-log lines by outcome and TLS handshakes go to the Redis stats; loop lag over IPC.
+  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  reportEventLoop(ctx.send);
+  const client: HttpClient = countingTls(createHttpClient({
     userAgent: config.userAgent,
     connectTo: config.connectTo,
     resolve: config.resolve,
@@ -39,10 +42,7 @@ async function main(): Promise<void> {
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
-  });
-  // Metrics: page-log lines by outcome and TLS handshakes go to the Redis stats; loop lag over IPC.
-  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
-  reportEventLoop(ctx.send);
+  }), stats);
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
@@ -108,7 +108,6 @@ async function main(): Promise<void> {
     // No fetch outlives its lease: the reaper would hand the URL out again while we still hold it.
     const totalMs = Math.max(1000, Math.min(config.timeouts.totalMs, lease.expiresAt - startedAt - LEASE_MARGIN_MS));
     const res = await client.fetch(lease.url, { totalMs });
-    countTls(res, stats);
     const end = endNow();
     leaseTtl.record(res.timings.total);
     const verdict = decide(res, lease.attempt, retry, Date.now());

@@ -65,6 +65,7 @@ const json = (get: () => unknown): Route => () => ({ type: "application/json", b
 /** The routes every page server shares: the chart script. */
 export const UI_ROUTES: Record<string, Route> = {
   "/ui/charts.js": () => ({ type: "text/javascript; charset=utf-8", body: uiAsset("charts.js") }),
+  "/favicon.ico": () => ({ type: "image/x-icon", body: "", status: 204 }),
 };
 
 export async function serveRoutes(opts: { bind: string; port: number; token: string | null; routes: Record<string, Route> }): Promise<StatusServer> {
@@ -79,7 +80,7 @@ export async function serveRoutes(opts: { bind: string; port: number; token: str
     const route = Object.hasOwn(routes, path) ? routes[path] : undefined;
     if (!route) {
       res.writeHead(404, { "content-type": "text/plain" });
-      res.end(`not found: try ${Object.keys(routes).filter((p) => !p.startsWith("/ui/")).join(", ")}\n`);
+      res.end(`not found: try ${Object.keys(routes).filter((p) => !p.startsWith("/ui/") && p !== "/favicon.ico").join(", ")}\n`);
       return;
     }
     Promise.resolve()
