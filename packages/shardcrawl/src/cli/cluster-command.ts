@@ -67,7 +67,7 @@ function runPrometheusCommand(argv: string[]): number {
     return 0;
   }
   if (!v.cluster) throw new UsageError("cluster prometheus: --cluster <file> is required");
-  const command = ["shardcrawl cluster prometheus --cluster", v.cluster, ...(v["token-file"] ? ["--token-file", v["token-file"]] : []), ...(v.out ? ["--out", v.out] : [])].join(" ");
+  const command = ["shardcrawl cluster prometheus --cluster", v.cluster, ...(v["token-file"] ? ["--token-file", v["token-file"]] : []), "--out <file>"].join(" ");
   const text = prometheusConfig(loadClusterFile(v.cluster), { command, ...(v["token-file"] ? { tokenFile: v["token-file"] } : {}) });
   if (v.out) writeFileSync(v.out, text);
   else process.stdout.write(text);
