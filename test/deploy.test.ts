@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ROOT, SHARDCRAWL } from "./harness/crawl.js";
-import { missingTool, promtool } from "./harness/tools.js";
+import { dashboardExprs, missingTool, promtool } from "./harness/tools.js";
 
 const FLEET = "deploy/cluster.fleet.yaml";
 const noPromtool = missingTool("promtool");
@@ -18,15 +18,6 @@ function generate(extra: string[]): { code: number | null; stdout: string; stder
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-interface Dashboard {
-  title: string;
-  panels: Array<{ type: string; title: string; targets?: Array<{ expr: string }> }>;
-}
-
-export function dashboardExprs(): Array<{ panel: string; expr: string }> {
-  const d = JSON.parse(readFileSync(join(ROOT, "deploy/grafana/shardcrawl.json"), "utf8")) as Dashboard;
-  return d.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
-}
 
 describe("deploy: Prometheus config from the fleet inventory", () => {
   test("deploy/prometheus.yml is what the generator makes from deploy/cluster.fleet.yaml", () => {

@@ -1,6 +1,9 @@
 // System tools some tests need (Debian packages that scripts/bootstrap.sh installs when it can):
 // promtool (prometheus) and chromium. A test that lacks one skips and says so loudly.
 import { spawnSync } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT } from "./crawl.js";
 
 export const CHROMIUM = process.env.SHARDCRAWL_CHROMIUM ?? "/usr/bin/chromium";
 
@@ -24,4 +27,14 @@ export function exportedFamilies(exposition: string): Set<string> {
   const out = new Set<string>();
   for (const m of exposition.matchAll(/^# TYPE (\S+) \S+$/gm)) out.add(m[1]!);
   return out;
+}
+
+interface Dashboard {
+  panels: Array<{ type: string; title: string; targets?: Array<{ expr: string }> }>;
+}
+
+/** Every query of the Grafana dashboard (deploy/grafana/shardcrawl.json), with its panel's title. */
+export function dashboardExprs(): Array<{ panel: string; expr: string }> {
+  const d = JSON.parse(readFileSync(join(ROOT, "deploy/grafana/shardcrawl.json"), "utf8")) as Dashboard;
+  return d.panels.flatMap((p) => (p.targets ?? []).map((t) => ({ panel: p.title, expr: t.expr })));
 }
