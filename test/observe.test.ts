@@ -99,11 +99,12 @@ describe("observing a crawl: metrics, status page, cluster page", () => {
 
   /** Waits until the page's charts have data and its bottleneck and hosts sections are filled. */
   async function waitForFilledPage(page: Page, rowsSelector: string): Promise<void> {
-    await page.waitForFunction((rows) => {
-      const points = (sel: string) => Math.max(0, ...[...document.querySelectorAll(`${sel} path.series`)].map((p) => Number(p.getAttribute("data-points"))));
-      const filledRows = [...document.querySelectorAll(`${rows} tr`)].filter((tr) => !tr.querySelector("td.empty")).length;
+    // Runs in the page (a string: the tests' TypeScript has no DOM types).
+    await page.waitForFunction(`(() => {
+      const points = (sel) => Math.max(0, ...[...document.querySelectorAll(sel + " path.series")].map((p) => Number(p.getAttribute("data-points"))));
+      const filledRows = [...document.querySelectorAll(${JSON.stringify(rowsSelector)} + " tr")].filter((tr) => !tr.querySelector("td.empty")).length;
       return points("#throughput") > 1 && points("#queues") > 1 && filledRows > 0;
-    }, rowsSelector, { timeout: 45_000, polling: 500 });
+    })()`, undefined, { timeout: 45_000, polling: 500 });
   }
 
   test.skipIf(noChromium)("the node's status page shows live charts, the bottleneck and the hosts under pressure", async () => {

@@ -32,7 +32,7 @@ async function main(): Promise<void> {
   const frontier = await openFrontier(ctx.redis, config);
   // Metrics: page-log lines by outcome and TLS handshakes go to the Redis stats; loop lag over IPC.
   const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
-  reportEventLoop(ctx.send);
+  reportEventLoop((m) => ctx.send(m));
   const client: HttpClient = countingTls(createHttpClient({
     userAgent: config.userAgent,
     connectTo: config.connectTo,

@@ -83,7 +83,7 @@ async function main(): Promise<void> {
 
   // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
   const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
-  reportEventLoop(ctx.send);
+  reportEventLoop((m) => ctx.send(m));
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
