@@ -65,6 +65,7 @@ const json = (get: () => unknown): Route => () => ({ type: "application/json", b
 /** The routes every page server shares: the chart script. */
 export const UI_ROUTES: Record<string, Route> = {
   "/ui/charts.js": () => ({ type: "text/javascript; charset=utf-8", body: uiAsset("charts.js") }),
+  "/ui/style.css": () => ({ type: "text/css; charset=utf-8", body: uiAsset("style.css") }),
   "/favicon.ico": () => ({ type: "image/x-icon", body: "", status: 204 }),
 };
 

@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 const UI_DIR = new URL("../../src/node/ui/", import.meta.url);
 const cache = new Map<string, string>();
 
-export function uiAsset(name: "node.html" | "cluster.html" | "charts.js"): string {
+export function uiAsset(name: "node.html" | "cluster.html" | "charts.js" | "style.css"): string {
   let text = cache.get(name);
   if (text === undefined) {
     text = readFileSync(new URL(name, UI_DIR), "utf8");

@@ -108,5 +108,34 @@
     return r.json();
   }
 
-  window.scCharts = { line: line, rates: rates, values: values, num: num, bytes: bytes, table: table, getJson: getJson };
+  /** The two charts both pages show: #throughput (rates) and #queues (depths), from history samples. */
+  function history(samples) {
+    line(document.getElementById("throughput"), [
+      { name: "fetched/s", color: "#1b6ac9", points: rates(samples, "fetched") },
+      { name: "parsed/s", color: "#2d8a4e", points: rates(samples, "parsed") },
+      { name: "failed/s", color: "#a4161a", points: rates(samples, "failed") },
+    ]);
+    line(document.getElementById("queues"), [
+      { name: "frontier", color: "#6b4fbb", points: values(samples, "queued") },
+      { name: "in flight", color: "#1b6ac9", points: values(samples, "leases") },
+      { name: "parse queue", color: "#b5431c", points: values(samples, "parseQueue") },
+    ]);
+  }
+
+  /** Calls step() now and every ms after it settles; a failure shows in #error. */
+  function poll(step, ms) {
+    var err = document.getElementById("error");
+    var tick = async function () {
+      try {
+        await step();
+        err.textContent = "";
+      } catch (e) {
+        err.textContent = "data unavailable: " + e.message;
+      }
+      setTimeout(tick, ms);
+    };
+    void tick();
+  }
+
+  window.scCharts = { line: line, rates: rates, values: values, num: num, bytes: bytes, table: table, getJson: getJson, history: history, poll: poll };
 })();
