@@ -82,7 +82,6 @@ const PLAIN: Array<[string, string, string]> = [
   ["aimd:decrease", "shardcrawl_host_limit_decreases_total", "Multiplicative decreases of a host's adaptive limit."],
   ["upstream:paused", "shardcrawl_upstream_pauses_total", "Pauses of all fetching asked for by our upstream plan."],
   ["reaped", "shardcrawl_leases_expired_total", "Leases that expired and were returned to their queues."],
-  ["retries", "shardcrawl_fetch_retries_all_total", "Retries scheduled, all reasons."],
   ["duplicates", "shardcrawl_urls_duplicate_total", "Discovered URLs already seen (Bloom filter)."],
   ["tls:handshakes", "shardcrawl_tls_handshakes_total", "TLS connections set up by fetchers (full or resumed handshakes)."],
   ["tls:sessionReuses", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
