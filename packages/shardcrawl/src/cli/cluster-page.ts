@@ -3,7 +3,7 @@
 // charts, and serves the page (node/ui/cluster.html) and its data (/cluster) on its own port.
 // Loopback by default; any other bind needs SHARDCRAWL_STATUS_TOKEN, as the nodes do.
 import type { ClusterSpec } from "./cluster-file.js";
-import { fetchStatusBody, type StatusBody } from "./status-command.js";
+import { fetchStatusBody, type StatusBody } from "./node-status-client.js";
 import { History, type HistorySample } from "../node/history.js";
 import { UI_ROUTES, serveRoutes, tokenForBind, type StatusServer } from "../node/status-server.js";
 import { uiAsset } from "../node/ui-assets.js";
