@@ -21,6 +21,8 @@ export interface ScanOptions {
   limit: number;
   /** Read at most this many bytes over all files. */
   maxBytes: number;
+  /** Read size (default 1 MiB; tests use tiny ones to cross line boundaries). */
+  chunkBytes?: number;
 }
 
 interface LogFile {
@@ -42,14 +44,14 @@ function pageLogFiles(out: string): LogFile[] {
 }
 
 /** Calls `onLine` for each line of a file from the last to the first, until it returns false or `budget` bytes are read. Returns bytes read. */
-function readBackwards(path: string, size: number, budget: number, onLine: (line: string) => boolean): number {
+function readBackwards(path: string, size: number, budget: number, chunk: number, onLine: (line: string) => boolean): number {
   const fd = openSync(path, "r");
   try {
     let pos = size;
     let carry = Buffer.alloc(0);
     let read = 0;
     while (pos > 0 && read < budget) {
-      const n = Math.min(CHUNK, pos, budget - read);
+      const n = Math.min(chunk, pos, budget - read);
       pos -= n;
       const buf = Buffer.allocUnsafe(n);
       readSync(fd, buf, 0, n, pos);
@@ -82,7 +84,7 @@ export function scanPageLog(out: string, quick: string, match: (l: PageLogLine) 
     if (found.length >= opts.limit && found.every((l) => Date.parse(l.fetched_at) >= f.mtimeMs)) break;
     if (scanned >= opts.maxBytes) break;
     let fromThisFile = 0;
-    scanned += readBackwards(f.path, f.size, opts.maxBytes - scanned, (raw) => {
+    scanned += readBackwards(f.path, f.size, opts.maxBytes - scanned, opts.chunkBytes ?? CHUNK, (raw) => {
       if (!raw.includes(quick)) return true;
       let l: PageLogLine;
       try {
