@@ -152,7 +152,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       rate.fetched = lastStats.fetched;
     }
     progress.update({
-      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,
+      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors, failed: lastStats.failed,
       queued: lastStats.queued, hosts: lastStats.hostsQueued, leases: lastStats.leases, parseQueue: lastStats.parseQueue + lastStats.parseInFlight,
       maxPages: config.maxPages,
     });
