@@ -9,6 +9,7 @@ import { startNodeRedis } from "../node/redis-server.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { loadClusterFile } from "../cli/cluster-file.js";
 import { UsageError } from "../cli/flags.js";
+import { readNodeConfig as readSavedNodeConfig } from "../cli/ingest-command.js";
 
 export interface TargetFlags {
   out?: string;
@@ -30,10 +31,10 @@ export interface NodeTarget {
   close(): Promise<void>;
 }
 
-/** The config the node last ran with (written by the supervisor at start). */
+/** The config the node last ran with (written by the supervisor at start), over today's defaults for keys it predates. */
 function readNodeConfig(out: string): NodeConfig | null {
-  const p = join(out, "node-config.json");
-  return existsSync(p) ? ({ ...defaultConfig(), ...(JSON.parse(readFileSync(p, "utf8")) as Partial<NodeConfig>) } as NodeConfig) : null;
+  const saved = readSavedNodeConfig(out);
+  return saved ? { ...defaultConfig(), ...saved } : null;
 }
 
 async function reachable(url: string): Promise<boolean> {
