@@ -131,6 +131,37 @@ export class FrontierReader {
     return out;
   }
 
+  /**
+   * A fetched page of `url` waiting in the parse queue, or taken by a parser and not yet
+   * acknowledged (P pq, P pi:<consumer>, P pg:<id> m), reading at most `maxScan` page ids.
+   */
+  async inParseStage(url: string, maxScan: number): Promise<{ id: string; status: number; fetchedAt: string; consumer: string | null } | null> {
+    const lists: Array<{ key: string; consumer: string | null }> = [{ key: this.keys.parseQueue, consumer: null }];
+    for (const c of await this.redis.smembers(this.keys.parseConsumers)) lists.push({ key: this.keys.parseInFlight(c), consumer: c });
+    let budget = maxScan;
+    for (const { key, consumer } of lists) {
+      const ids = await this.redis.lrange(key, 0, Math.max(0, budget - 1));
+      budget -= ids.length;
+      for (let i = 0; i < ids.length; i += CHUNK) {
+        const m = this.redis.multi();
+        for (const id of ids.slice(i, i + CHUNK)) m.hget(this.keys.page(id), "m");
+        const metas = (await m.exec()) ?? [];
+        for (let j = 0; j < metas.length; j++) {
+          const raw = metas[j]![1];
+          if (typeof raw !== "string" || !raw.includes(url)) continue;
+          try {
+            const meta = JSON.parse(raw) as { url?: string; status?: number; fetchedAt?: string };
+            if (meta.url === url) return { id: ids[i + j]!, status: toInt(meta.status), fetchedAt: String(meta.fetchedAt ?? ""), consumer };
+          } catch {
+            // a damaged record: the parser reports it; not ours to explain
+          }
+        }
+      }
+      if (budget <= 0) break;
+    }
+    return null;
+  }
+
   /** Seen filter test (true = maybe seen, false = certainly never admitted). */
   async mightHaveSeen(url: string): Promise<boolean> {
     const positions = new BloomHasher(this.bloom).positions(url);

@@ -81,7 +81,8 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
   const origin = hostState.o;
   const leases = await reader.leasesOf(host, origin);
   const lease = leases.find((l) => l.url === url) ?? null;
-  const queued = lease ? null : (await reader.findQueued(host, origin, url, limits.maxScan)).at;
+  const parsing = lease ? null : await reader.inParseStage(url, limits.maxScan);
+  const queued = lease || parsing ? null : (await reader.findQueued(host, origin, url, limits.maxScan)).at;
   const scan = target.out ? pageLogLinesOfUrl(target.out, url, { limit: 1, maxBytes: limits.scanBytes }) : { lines: [], scannedBytes: 0, complete: false };
   let spilled: UrlFacts["spilled"] = null;
   const inList = await reader.inSpillList(url, limits.maxScan);
@@ -96,7 +97,7 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
   const admitted = Number(hostState.A ?? 0);
   const filter = config.urlFilters.length ? filterUrl(buildUrlFilters(config.urlFilters), url) ?? null : null;
   const facts: UrlFacts = {
-    url, owner: owner.node, node: target.node, lease, queued, lastOutcome: scan.lines[0] ?? null, spilled, shed,
+    url, owner: owner.node, node: target.node, lease, parsing, queued, lastOutcome: scan.lines[0] ?? null, spilled, shed,
     seen: await reader.mightHaveSeen(url),
     scope: await reader.scopeOf(host),
     filter,

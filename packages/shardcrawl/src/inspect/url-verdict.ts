@@ -5,11 +5,11 @@
 import type { PageLogLine } from "../shared/types.js";
 import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-reader.js";
 
-export type UrlStatus = "fetched" | "failed" | "leased" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";
+export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";
 
 /** The documented exit code of `shardcrawl inspect url` for each status (README "Inspecting a crawl"). */
 export const URL_EXIT_CODES: Record<UrlStatus, number> = {
-  fetched: 0, leased: 3, queued: 3, refused: 4, shed: 5, failed: 6, seen: 7, "not-seen": 8, "other-node": 9,
+  fetched: 0, leased: 3, parsing: 3, queued: 3, refused: 4, shed: 5, failed: 6, seen: 7, "not-seen": 8, "other-node": 9,
 };
 
 export interface RobotsCheck {
@@ -23,6 +23,8 @@ export interface UrlFacts {
   owner: string;
   node: string;
   lease: LeaseInfo | null;
+  /** Fetched, its page waiting in the parse stage (not in the page log yet). */
+  parsing: { id: string; status: number; fetchedAt: string; consumer: string | null } | null;
   queued: QueuedAt | null;
   /** Newest page-log line of the URL within the scanned part of the log. */
   lastOutcome: PageLogLine | null;
@@ -52,6 +54,10 @@ function isRobotsError(e: string | null): boolean {
 export function decideUrlVerdict(f: UrlFacts): UrlVerdict {
   if (f.owner !== f.node) return { status: "other-node", detail: `node ${f.owner} owns this URL's host, not ${f.node}: inspect it there` };
   if (f.lease) return { status: "leased", detail: `being fetched now (lease ${f.lease.id}, tier ${f.lease.tier})` };
+  if (f.parsing) {
+    const by = f.parsing.consumer ? `being parsed by ${f.parsing.consumer}` : "waiting in the parse queue";
+    return { status: "parsing", reason: String(f.parsing.status), detail: `fetched at ${f.parsing.fetchedAt} (HTTP ${f.parsing.status}), ${by} (page ${f.parsing.id})` };
+  }
   if (f.queued) {
     const robots = f.robots.verdict === "disallowed" ? "; robots.txt disallows it, so it will be refused when its turn comes" : "";
     return { status: "queued", detail: `queued in tier ${f.queued.tier} at position ${f.queued.position} (${f.queued.ahead} URLs of its host go first)${robots}` };

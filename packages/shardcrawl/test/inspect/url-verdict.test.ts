@@ -6,7 +6,7 @@ import { robotsGroupFor } from "../../src/inspect/robots-group.js";
 import type { PageLogLine } from "../../src/shared/types.js";
 
 const base: UrlFacts = {
-  url: "http://a.test/x", owner: "n0", node: "n0", lease: null, queued: null, lastOutcome: null, spilled: null, shed: null,
+  url: "http://a.test/x", owner: "n0", node: "n0", lease: null, parsing: null, queued: null, lastOutcome: null, spilled: null, shed: null,
   seen: false, scope: { mode: "domains", key: "a.test", inScope: true }, filter: null, hostBudget: null, robots: { verdict: "allowed", kind: "rules" },
 };
 const line = (over: Partial<PageLogLine>): PageLogLine => ({
@@ -30,6 +30,8 @@ describe("decideUrlVerdict", () => {
     const queued = { tier: 1, position: 2, ahead: 5, depth: 1, attempt: 1 };
     expect(decideUrlVerdict({ ...base, seen: true, queued, lastOutcome: line({ status: 503 }) }).status).toBe("queued");
     expect(decideUrlVerdict({ ...base, seen: true, lease: { id: "7", tier: 0, url: base.url, expiresAt: 1 } }).status).toBe("leased");
+    // Fetched, not yet parsed: no page-log line yet, and no longer queued.
+    expect(decideUrlVerdict({ ...base, seen: true, parsing: { id: "3", status: 200, fetchedAt: "t", consumer: "n0-p0" } })).toMatchObject({ status: "parsing", reason: "200" });
   });
 
   it("a queued URL that robots.txt disallows says it will be refused", () => {
@@ -56,7 +58,7 @@ describe("decideUrlVerdict", () => {
 
   it("another node's URL is sent there, and every status has its own documented exit code", () => {
     expect(decideUrlVerdict({ ...base, owner: "n1" }).status).toBe("other-node");
-    expect(URL_EXIT_CODES).toEqual({ fetched: 0, leased: 3, queued: 3, refused: 4, shed: 5, failed: 6, seen: 7, "not-seen": 8, "other-node": 9 });
+    expect(URL_EXIT_CODES).toEqual({ fetched: 0, leased: 3, parsing: 3, queued: 3, refused: 4, shed: 5, failed: 6, seen: 7, "not-seen": 8, "other-node": 9 });
   });
 });
 
