@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
+import { validateLogSettings } from "../log/node-logger.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -114,6 +115,10 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
+  /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
+  logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+  logMaxBytes: number;
+  logFiles: number;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -183,6 +188,9 @@ export function defaultConfig(): NodeConfig {
     globalConcurrency: 0,
     upstreamLimitHeader: "",
     upstreamQuotaHeader: "",
+    logLevel: "info",
+    logMaxBytes: 10 * 1024 * 1024,
+    logFiles: 5,
   };
 }
 
@@ -231,6 +239,7 @@ export function validateConfig(c: NodeConfig): string[] {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
+  errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
   return errors;
 }
 

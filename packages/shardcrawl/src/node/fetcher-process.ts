@@ -8,7 +8,7 @@
 // stats blockedMs:<reason>. Leases last a percentile of recent fetch times (schedule/lease-ttl.ts),
 // and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
-import { childContext, sleep } from "./child-runtime.js";
+import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
@@ -247,7 +247,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[fetcher] fatal: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatal("fetcher", err));

@@ -4,7 +4,7 @@
 // so a crash repeats at most the pages in flight, and never loses one.
 import { join } from "node:path";
 import { Piscina } from "piscina";
-import { childContext, sleep } from "./child-runtime.js";
+import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
@@ -189,7 +189,4 @@ async function main(): Promise<void> {
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[parser] fatal: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatal("parser", err));

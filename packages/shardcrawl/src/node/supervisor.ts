@@ -18,6 +18,7 @@ import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/inge
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { NodeObserver } from "./node-observer.js";
+import { openSupervisorLog } from "./node-logs.js";
 
 export interface CrawlSummary {
   node: string;
@@ -47,9 +48,14 @@ const DIST_NODE = new URL(".", import.meta.url);
 
 export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promise<CrawlSummary> {
   const stream = opts.stream ?? process.stderr;
-  const say = (m: string) => stream.write(`${m}\n`);
   const startedAt = Date.now();
   mkdirSync(config.out, { recursive: true });
+  // Operator messages go to the terminal and, as structured lines, to <out>/logs/supervisor.<n>.log.
+  const log = openSupervisorLog(config);
+  const say = (m: string) => {
+    log.logger.info(m);
+    stream.write(`${m}\n`);
+  };
   for (const d of ["warc", "pages"]) mkdirSync(join(config.out, d), { recursive: true });
 
   // A crash leaves .open files behind; make them whole before anyone writes again.
@@ -155,7 +161,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       rate.fetched = lastStats.fetched;
     }
     progress.update({
-      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,
+      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors, failed: lastStats.failed,
       queued: lastStats.queued, hosts: lastStats.hostsQueued, leases: lastStats.leases, parseQueue: lastStats.parseQueue + lastStats.parseInFlight,
       maxPages: config.maxPages,
     });
@@ -205,6 +211,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A finished crawl stops its own Redis (the AOF keeps the state); an interrupted one too.
   if (redisHandle) await redisHandle.stop();
   say(formatSummary(summary));
+  log.logger.info({ summary: { reason, elapsedMs, stats: { fetched: lastStats.fetched, failed: lastStats.failed, queued: lastStats.queued }, restarts: children.restarts } }, "node stopped");
+  log.close();
   return summary;
 }
 
