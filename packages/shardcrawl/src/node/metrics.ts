@@ -105,8 +105,9 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
   const c = s?.counters ?? {};
   const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames: ["node", ...labelNames], registers: [reg] });
   const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames: ["node", ...labelNames], registers: [reg] });
-  // Counters mirror absolute values; a negative one (a stats field a bug drove below 0) is shown as 0.
-  const inc = (m: Counter, v: number, labels: Record<string, string> = {}) => m.inc({ node, ...labels }, Math.max(0, v));
+  // Counters mirror absolute values; a negative or non-numeric one (a stats field a bug damaged) is
+  // shown as 0 rather than failing the whole scrape.
+  const inc = (m: Counter, v: number, labels: Record<string, string> = {}) => m.inc({ node, ...labels }, Number.isFinite(v) ? Math.max(0, v) : 0);
   const set = (name: string, help: string, v: number) => gauge(name, help).set({ node }, v);
 
   for (const [name, help, get] of COUNTERS) inc(counter(name, help), s ? get(s) : 0);
