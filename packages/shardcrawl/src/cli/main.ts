@@ -23,7 +23,7 @@ commands:
                                              split a seed list by owning node
   ingest --out <dir> <outbox files...>       add other nodes' outbox files to this node's frontier
   rehome --out <dir> --cluster <f> --name <n>  (stopped node) move queued URLs of hosts it no longer owns to its outbox
-  status --cluster <file>                    pages/s, frontier, hosts, errors, disk of every node
+  status --cluster <file> [--serve]          pages/s, frontier, hosts, errors, disk of every node (--serve: the cluster page)
   cluster plan --cluster <file> [--write]    the nodes of a cluster file (for scripts/cluster.sh)
   inspect host <host> | url <url> (--out <dir>|--redis <url>|--cluster <file>) [--json]
                                              a host's queues, robots rules, limits and recent outcomes;

@@ -15,6 +15,8 @@ import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
+import { StatsBatch, countingPageLog } from "./stats-batch.js";
+import { reportEventLoop } from "./child-telemetry.js";
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -79,7 +81,10 @@ async function main(): Promise<void> {
     return own;
   }
 
-  const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes });
+  // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
+  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  reportEventLoop((m) => ctx.send(m));
+  const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
 
@@ -177,6 +182,7 @@ async function main(): Promise<void> {
   await pool.destroy();
   await writer.close();
   await pageLog.close();
+  await stats.close();
   if (outboxTimer) clearInterval(outboxTimer);
   await outbox?.close();
   ctx.redis.disconnect();

@@ -17,6 +17,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
+import { NodeObserver } from "./node-observer.js";
 import { openSupervisorLog } from "./node-logs.js";
 
 export interface CrawlSummary {
@@ -104,7 +105,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Links from other nodes, exchanged into out/inbox/ between rounds (or while we run).
   if (await ingestInbox(ingestCtx, config.out, ingestReport)) say(`ingested ${ingestReport.files} inbox files: ${ingestReport.added} new URLs, ${ingestReport.seen} already seen, ${ingestReport.rerouted} re-routed to their owners`);
 
-  const children = new ChildGroup(config, redisUrl, () => undefined, say);
+  // History, CPU/memory per process, event-loop lag (children report it over IPC) and the bottleneck.
+  const observer: NodeObserver = new NodeObserver(config, () => [
+    { process: "supervisor", pid: process.pid },
+    ...children.pids().map((c) => ({ process: `${c.role}-${c.index}`, pid: c.pid })),
+    ...(redisHandle ? [{ process: "redis", pid: redisHandle.pid }] : []),
+  ]);
+  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say);
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
@@ -117,7 +124,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const status: StatusServer = await startStatusServer(config, () => ({
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
-  }));
+    restarts: children.restarts, ...observer.extras(),
+  }), () => observer.samples());
   opts.onListening?.(status.port);
   writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
 
@@ -145,6 +153,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       await ingestInbox(ingestCtx, config.out, ingestReport).catch((err: unknown) => say(`inbox ingest failed: ${(err as Error).message}`));
     }
     lastStats = await frontier.stats();
+    observer.update(lastStats);
     const now = Date.now();
     if (now - rate.t >= 10_000) {
       rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
@@ -177,6 +186,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   lastStats = await frontier.stats();
   await ingestOutbox?.close();
   await status.close();
+  observer.close();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
   const elapsedMs = Date.now() - startedAt;
