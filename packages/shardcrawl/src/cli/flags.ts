@@ -51,6 +51,11 @@ flow control:
   --global-concurrency <n>    requests in flight across the node: our upstream plan's cap (default: none)
   --upstream-limit-header <h> a 429 carrying this header is our upstream plan's limit: pause all fetching
   --upstream-quota-header <h> a response carrying this header means our quota is exhausted: stop fetching
+
+logs (JSON lines, pino, in <out>/logs/<role>[-<index>].<n>.log):
+  --log-level <level>         trace, debug, info, warn, error, fatal or silent (default info)
+  --log-max-bytes <b>         roll a process's log file at this size (default 10485760)
+  --log-files <n>             rotated files kept per process besides the active one (default 5)
 ${RECRAWL_USAGE}`;
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -107,6 +112,9 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "global-concurrency": { type: "string" },
         "upstream-limit-header": { type: "string" },
         "upstream-quota-header": { type: "string" },
+        "log-level": { type: "string" },
+        "log-max-bytes": { type: "string" },
+        "log-files": { type: "string" },
         help: { type: "boolean", short: "h" },
         ...RECRAWL_OPTIONS,
       },
@@ -185,6 +193,9 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
     if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
     throw err;
   }
+  if (v["log-level"] !== undefined) c.logLevel = v["log-level"] as NodeConfig["logLevel"];
+  c.logMaxBytes = int("log-max-bytes", v["log-max-bytes"]) ?? c.logMaxBytes;
+  c.logFiles = int("log-files", v["log-files"]) ?? c.logFiles;
   const errors = validateConfig(c);
   if (errors.length) throw new UsageError(errors.join("\n"));
   return c;

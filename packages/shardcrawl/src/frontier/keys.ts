@@ -38,10 +38,15 @@
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
 //    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
+//   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
+//                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
+//                              (read by `shardcrawl inspect url`; lib.lua shed_note)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
+/** Entries kept in P shedlog (about 100 bytes each): enough to explain recent shedding, bounded under memory pressure. */
+export const SHED_LOG_MAX = 1000;
 
 export class FrontierKeys {
   constructor(readonly prefix: string = DEFAULT_PREFIX) {
@@ -70,4 +75,5 @@ export class FrontierKeys {
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }
   get spill(): string { return `${this.prefix}spill`; }
+  get shedLog(): string { return `${this.prefix}shedlog`; }
 }

@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
 import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
+import { validateLogSettings } from "../log/node-logger.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -117,6 +118,10 @@ export interface NodeConfig {
   upstreamQuotaHeader: string;
   /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
   recrawl?: RecrawlNodeConfig;
+  /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
+  logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+  logMaxBytes: number;
+  logFiles: number;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -186,6 +191,9 @@ export function defaultConfig(): NodeConfig {
     globalConcurrency: 0,
     upstreamLimitHeader: "",
     upstreamQuotaHeader: "",
+    logLevel: "info",
+    logMaxBytes: 10 * 1024 * 1024,
+    logFiles: 5,
   };
 }
 
@@ -235,6 +243,7 @@ export function validateConfig(c: NodeConfig): string[] {
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
   if (c.recrawl) errors.push(...validateRecrawlConfig(c.recrawl));
+  errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
   return errors;
 }
 

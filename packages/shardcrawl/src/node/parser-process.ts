@@ -4,7 +4,7 @@
 // so a crash repeats at most the pages in flight, and never loses one.
 import { join } from "node:path";
 import { Piscina } from "piscina";
-import { childContext, sleep } from "./child-runtime.js";
+import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
@@ -16,6 +16,8 @@ import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
+import { StatsBatch, countingPageLog } from "./stats-batch.js";
+import { reportEventLoop } from "./child-telemetry.js";
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -83,7 +85,10 @@ async function main(): Promise<void> {
     return own;
   }
 
-  const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes });
+  // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
+  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  reportEventLoop((m) => ctx.send(m));
+  const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
 
@@ -188,13 +193,11 @@ async function main(): Promise<void> {
   await pool.destroy();
   await writer.close();
   await pageLog.close();
+  await stats.close();
   if (outboxTimer) clearInterval(outboxTimer);
   await outbox?.close();
   ctx.redis.disconnect();
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[parser] fatal: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatal("parser", err));
