@@ -200,3 +200,31 @@ describe("history record: last-visit time", () => {
     expect(casStamp(encodeHistory(rec(T0 + 500)))).not.toBe(casStamp(encodeHistory(rec(T0 + 900))));
   });
 });
+
+describe("re-crawl metrics on /metrics", () => {
+  it("overall and per-host families, +Inf before the first change, freshness and validation report", async () => {
+    const { renderMetrics } = await import("../../src/node/metrics.js");
+    const m = (fetches: number, changes: number) => ({
+      fetches, changes, unchanged: fetches - changes, notModified: 1, bytes: 1000 * fetches, fetchesPerChange: changes ? fetches / changes : Infinity,
+      bytesPerChange: changes ? (1000 * fetches) / changes : Infinity, noChangeShare: (fetches - changes) / fetches, notModifiedShare: 1 / fetches,
+      validators: { honoured: 1, ignored: 2, churningEtag: 0 },
+    });
+    const text = await renderMetrics({
+      node: "n0",
+      recrawl: {
+        unit: "fetches/s", budget: 2, pages: 7, planned: { priority: 5, validation: 1 }, discoveryCharged: 7, hintsApplied: 2, sitemapsQueued: 1, dropped: 0,
+        overall: m(12, 4), hosts: [{ host: "a.test", ...m(8, 4) }, { host: "b.test", ...m(4, 0) }], freshness: 0.7, valueFreshness: 0.8,
+        validation: { visits: 3, predictedChanges: 1.2, observedChanges: 1, brier: 0.1 },
+      },
+    });
+    expect(text).toMatch(/^shardcrawl_recrawl_fetches_per_change\{node="n0"\} 3$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_fetches_per_change\{node="n0",host="a\.test"\} 2$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_fetches_per_change\{node="n0",host="b\.test"\} \+Inf$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_bytes_per_change\{node="n0"\} 3000$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_not_modified_ratio\{node="n0"\} 0\.083/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_estimated_freshness_ratio\{node="n0",weighting="value"\} 0\.8$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_validation_brier\{node="n0"\} 0\.1$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_planned_visits_total\{node="n0",reason="validation"\} 1$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_validator_evidence_total\{node="n0",evidence="ignored"\} 2$/m);
+  });
+});
