@@ -178,6 +178,13 @@ describe("continuous-mode flags", () => {
     expect(bad("--continuous", "--recrawl-cycle", "10")).toThrow(/cycleMs/);
     expect(() => recrawlConfigFromObject({ budget: 1, speed: 2 })).toThrow(/unknown key "speed"/);
   });
+
+  it("a node config file may carry a recrawl section", async () => {
+    const { nodeConfigFromObject } = await import("../../src/cli/config-file.js");
+    const c = nodeConfigFromObject({ out: "o", recrawl: { budget: 1000, unit: "credits/day", cycleMs: 60_000 } }, "node.yaml");
+    expect(c.recrawl).toMatchObject({ budget: 1000, unit: "credits/day", cycleMs: 60_000 });
+    expect(() => nodeConfigFromObject({ out: "o", recrawl: { budget: -1 } }, "node.yaml")).toThrow(/node\.yaml: --recrawl-budget/);
+  });
 });
 
 describe("removing a page", () => {
