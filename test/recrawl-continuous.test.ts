@@ -212,5 +212,26 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
     expect(metrics).toMatch(/^shardcrawl_recrawl_validation_visits\{node="node0"\} \d+/m);
     expect(value("shardcrawl_recrawl_pages")).toBeGreaterThan(10);
     expect(metrics).toMatch(/^shardcrawl_recrawl_planned_visits_total\{node="node0",reason="priority"\} [1-9]/m);
+    // Hints: a sitemap (with lastmod: hosts with validators) fetched while a listed page had
+    // changed since our last fetch of it, and the page not fetched again within a second after,
+    // is an opportunity the node must take (the hint is read within a tick).
+    let opportunities = 0;
+    for (const h of world.hosts().filter((x) => x.robots === "sitemap" && hasValidators(x.name))) {
+      const m = world.model(h.index);
+      const home = world.page(m, 0);
+      const origin = `${h.scheme}://${h.name}`;
+      const links = world.links(home).filter((l) => !l.nofollow && l.url.startsWith(`${origin}/`) && !["trap", "bomb", "broken"].includes(l.kind));
+      const listed = new Set([home.url, ...links.map((l) => l.url)]);
+      const fetches = log.filter((e) => e.host === h.name && (e.status === 200 || e.status === 304));
+      // (sitemaps read in the last seconds may not be in the metrics we scraped yet)
+      for (const sm of fetches.filter((e) => e.path === "/sitemap.xml" && e.ts < stoppedAt - 3000)) {
+        for (const url of listed) {
+          const before = fetches.filter((e) => urlOf(e) === url && e.ts < sm.ts).pop();
+          const soonAfter = fetches.some((e) => urlOf(e) === url && e.ts >= sm.ts && e.ts < sm.ts + 1000);
+          if (before && !soonAfter && world.pageVersionAt(url, sm.sim as number) !== world.pageVersionAt(url, before.sim as number)) opportunities++;
+        }
+      }
+    }
+    if (opportunities > 0) expect(value("shardcrawl_recrawl_hints_total")).toBeGreaterThan(0);
   });
 });
