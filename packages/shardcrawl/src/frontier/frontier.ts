@@ -206,6 +206,12 @@ function feedbackArgs(fb: HostFeedback | undefined): ScriptArg[] {
   return [fb.signal, ms(fb.latencyMs), ms(fb.startedAt), ms(fb.notBefore)];
 }
 
+/** A lease owner names a process; '@' separates it from the sequence number in lease ids. */
+function checkOwner(owner: string): string {
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(owner)) throw new RangeError(`frontier: invalid lease owner ${JSON.stringify(owner)} (expected 1-64 of [A-Za-z0-9_.:-])`);
+  return owner;
+}
+
 function epochMs(now: number): number {
   if (!Number.isFinite(now) || now < 0) throw new RangeError(`frontier: time must be epoch ms, got ${now}`);
   return Math.floor(now);
@@ -315,13 +321,15 @@ export class Frontier {
 
   /**
    * Leases up to `max` URLs, at most one per host, from hosts whose next start time has come
-   * (oldest first). Returns nothing (with `blocked`) when the page budget is used up or the parse
+   * (oldest first). With an `owner` (the leasing process's id), the leases are listed under it so
+   * releaseOwner can return them at once when that process dies. Returns nothing (with `blocked`) when the page budget is used up or the parse
    * queue is full: fetchers pull, so a full parse queue stops fetching without pushing back.
    */
-  async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs): Promise<LeaseBatch> {
+  async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs, owner = ""): Promise<LeaseBatch> {
     const n = Math.min(positiveInt("lease max", max), MAX_LEASE_BATCH);
     const ttl = positiveInt("lease ttl", Math.round(ttlMs));
-    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes])) as unknown[];
+    if (owner !== "") checkOwner(owner);
+    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes, owner])) as unknown[];
     const status = String(r[0]);
     if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(typeof r[1] === "string" ? { message: r[1] } : {}) };
     const leases: Lease[] = [];
@@ -387,6 +395,20 @@ export class Frontier {
    */
   async reapExpired(now: number = Date.now()): Promise<number> {
     return this.returnLeases(now, String(epochMs(now)), true, "reaped");
+  }
+
+  /**
+   * Returns every lease `owner` holds to the head of its queue at once (not counted as an attempt):
+   * the supervisor calls it when that fetcher process has died, so its URLs do not wait for the
+   * lease TTL. Leases of other owners are untouched. Returns how many.
+   */
+  async releaseOwner(owner: string, now: number = Date.now()): Promise<number> {
+    return toInt(await this.scripts.run("release_owner", [...this.common(now), checkOwner(owner)]));
+  }
+
+  /** Lease ids `owner` holds now (status pages and tests). */
+  async leasesOf(owner: string): Promise<string[]> {
+    return this.redis.smembers(this.keys.leaseOwner(checkOwner(owner)));
   }
 
   /**

@@ -17,7 +17,9 @@
 //   P ready             zset   hosts that may start a request, scored by the earliest start time;
 //                              a host is here only with queued URLs and a free concurrency slot.
 //   P leases            zset   lease id -> expiry (epoch ms)
-//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"
+//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"; a lease id is "<seq>", or
+//                              "<seq>@<owner>" when a named owner (a fetcher process) took it
+//   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
 //   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
 //   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
@@ -57,6 +59,7 @@ export class FrontierKeys {
   get ready(): string { return `${this.prefix}ready`; }
   get leases(): string { return `${this.prefix}leases`; }
   get leaseData(): string { return `${this.prefix}lease`; }
+  leaseOwner(owner: string): string { return `${this.prefix}lo:${owner}`; }
   get bloomParams(): string { return `${this.prefix}bf:params`; }
   bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
   robots(origin: string): string { return `${this.prefix}robots:${origin}`; }

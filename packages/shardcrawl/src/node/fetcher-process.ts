@@ -15,6 +15,7 @@ import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } fro
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { LeaseTtl } from "../schedule/lease-ttl.js";
+import { fetcherLeaseOwner } from "./lease-owner.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
@@ -202,6 +203,8 @@ async function main(): Promise<void> {
   let quotaSaid = false;
 
   const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+  // Our leases are listed under this id: if we die, the supervisor returns them at once.
+  const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -209,7 +212,7 @@ async function main(): Promise<void> {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
-    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs());
+    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs(), leaseOwner);
     for (const l of batch.leases) track(l);
     if (batch.blocked && batch.blocked !== "budget") {
       // Pull, don't push: a full parse queue (or the global cap, or an upstream pause) stops

@@ -116,8 +116,9 @@ export class NodeFrontier {
   }
 
   // --- fetcher side ----------------------------------------------------------------------
-  async lease(max: number, now: number, ttlMs?: number): Promise<LeaseBatch> {
-    return this.frontier.lease(max, now, ttlMs);
+  /** `owner` (fetcherLeaseOwner) lets the supervisor return these leases at once if this process dies. */
+  async lease(max: number, now: number, ttlMs?: number, owner?: string): Promise<LeaseBatch> {
+    return this.frontier.lease(max, now, ttlMs, owner);
   }
 
   /** Adds to a stats counter (blocked time, upstream events). */

@@ -17,6 +17,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
+import { releaseDeadFetcher } from "./lease-owner.js";
 
 export interface CrawlSummary {
   node: string;
@@ -98,7 +99,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Links from other nodes, exchanged into out/inbox/ between rounds (or while we run).
   if (await ingestInbox(ingestCtx, config.out, ingestReport)) say(`ingested ${ingestReport.files} inbox files: ${ingestReport.added} new URLs, ${ingestReport.seen} already seen, ${ingestReport.rerouted} re-routed to their owners`);
 
-  const children = new ChildGroup(config, redisUrl, () => undefined, say);
+  // A fetcher that dies gives its leases back at once (not after the lease TTL).
+  const children = new ChildGroup(config, redisUrl, () => undefined, say, (spec, pid) => {
+    if (spec.role === "fetcher") void releaseDeadFetcher(frontier.frontier, spec.index, pid, say);
+  });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
