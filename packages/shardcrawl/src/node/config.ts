@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
+import { checkDnsServers } from "../fetch/dns-servers.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -28,6 +29,8 @@ export interface NodeConfig {
   userAgent: string;
   connectTo: string[];
   resolve: string[];
+  /** DNS servers ("ip" or "ip:port") asked instead of the system resolver (getaddrinfo); empty = system. */
+  dnsServers: string[];
   allowPrivate: boolean;
   scope: Scope;
   caFile?: string;
@@ -130,6 +133,7 @@ export function defaultConfig(): NodeConfig {
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],
+    dnsServers: [],
     allowPrivate: false,
     scope: "domains",
     maxPageBytes: 2 * 1024 * 1024,
@@ -231,6 +235,7 @@ export function validateConfig(c: NodeConfig): string[] {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
+  errors.push(...checkDnsServers(c.dnsServers));
   return errors;
 }
 

@@ -16,6 +16,7 @@ import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { LeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
+import { dnsServerLookup } from "../fetch/dns-servers.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
@@ -35,13 +36,14 @@ async function main(): Promise<void> {
     resolve: config.resolve,
     allowPrivate: config.allowPrivate,
     caFile: config.caFile,
+    ...(config.dnsServers.length > 0 ? { dnsLookup: dnsServerLookup(config.dnsServers, config.timeouts.connectMs) } : {}),
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
   });
   const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes });
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
@@ -56,14 +58,14 @@ async function main(): Promise<void> {
   let wake: () => void = () => undefined;
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
     if (!entry) return null;
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, expires: Date.now() + 60_000 };
+    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
@@ -91,7 +93,8 @@ async function main(): Promise<void> {
       return;
     }
     if (robots.kind === "disallow-all") {
-      await pageLog.append(failureLine(lease, "robots-unavailable", "robots.txt was unreachable or 5xx: disallow all", { total: 0 }));
+      const why = robots.reason ? ` (${robots.reason})` : "";
+      await pageLog.append(failureLine(lease, "robots-unavailable", `robots.txt was unreachable or 5xx${why}: disallow all`, { total: 0 }));
       await frontier.fail(lease, Date.now(), { requested: false, errorClass: "robots-unavailable" });
       return;
     }
