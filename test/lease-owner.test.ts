@@ -23,7 +23,7 @@ interface HeldLease {
 describe("a killed fetcher's leases return at once", () => {
   let sim: SimwebProcess;
   let run: CrawlRun;
-  let held: HeldLease[] = [];
+  const held: HeldLease[] = [];
   let killedAt = 0;
   let returnedAt = 0;
   /** Where each held URL was when its lease was gone: "queued", "leased" (by another fetcher) or "missing". */

@@ -19,12 +19,16 @@ export function checkDnsServers(servers: readonly string[]): string[] {
   return errors;
 }
 
-/** A resolver over `servers`; each lookup asks for A and AAAA at once and gives up after timeoutMs. */
-export function dnsServerLookup(servers: readonly string[], timeoutMs: number): LookupAll {
+/**
+ * A resolver over `servers`; each lookup asks for A and AAAA at once. `connectMs` is the budget
+ * for lookup plus TCP connect: a server that does not answer gets half of it, so the failure is
+ * reported as a DNS timeout and not as the fetch's total timeout.
+ */
+export function dnsServerLookup(servers: readonly string[], connectMs: number): LookupAll {
   const bad = checkDnsServers(servers);
   if (bad.length > 0) throw new RangeError(bad.join("; "));
-  // One try per query: the DnsCache above applies the overall timeout and caches failures.
-  const resolver = new Resolver({ timeout: Math.max(100, Math.round(timeoutMs)), tries: 1 });
+  // One try per query: the DnsCache above applies its own timeout too and caches failures.
+  const resolver = new Resolver({ timeout: Math.max(100, Math.round(connectMs / 2)), tries: 1 });
   resolver.setServers([...servers]);
   return async (hostname) => {
     const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
