@@ -101,14 +101,14 @@ export interface HostPressure {
   retryRatio: number;
 }
 
-export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota";
+export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota" | "disk-full";
 
 export interface LeaseBatch {
   leases: Lease[];
   /**
    * Why nothing was leased although work may exist: the page budget is used up, the parse queue
-   * is full, the global concurrency cap is reached, our upstream plan asked for a pause, or our
-   * upstream quota is exhausted (then `message` says so).
+   * is full, the global concurrency cap is reached, our upstream plan asked for a pause, our
+   * upstream quota is exhausted, or the output disk is full (then `message` says so).
    */
   blocked?: LeaseBlock;
   message?: string;
@@ -502,22 +502,27 @@ export class Frontier {
   /**
    * Node-wide signals in P flow: `totalCap` lowers the frontier's total queue cap (the memory
    * governor; null removes it), `pauseUntil` pauses all leasing (our upstream plan's 429),
-   * `stop` stops all leasing with a message (our upstream quota is exhausted).
+   * `stop` stops all leasing with a message (our upstream quota is exhausted), `diskFull` pauses
+   * all leasing with a message until it is cleared (null) -- the first writer to hit a full disk
+   * sets it, a later one does not overwrite the first reason.
    */
-  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string }): Promise<void> {
+  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string; diskFull?: string | null }): Promise<void> {
     const k = this.keys.flow;
     if (s.totalCap === null) await this.redis.hdel(k, "tcap");
     else if (s.totalCap !== undefined) await this.redis.hset(k, "tcap", positiveInt("totalCap", Math.round(s.totalCap)));
     if (s.pauseUntil !== undefined) await this.redis.hset(k, "gnb", epochMs(s.pauseUntil));
     if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
+    if (s.diskFull === null) await this.redis.hdel(k, "disk");
+    else if (s.diskFull !== undefined) await this.redis.hsetnx(k, "disk", s.diskFull.slice(0, 500) || "disk full");
   }
 
-  async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string }> {
-    const [tcap, gnb, stop] = await this.redis.hmget(this.keys.flow, "tcap", "gnb", "stop");
+  async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string; diskFull?: string }> {
+    const [tcap, gnb, stop, disk] = await this.redis.hmget(this.keys.flow, "tcap", "gnb", "stop", "disk");
     return {
       ...(tcap ? { totalCap: toInt(tcap) } : {}),
       ...(gnb ? { pauseUntil: toInt(gnb) } : {}),
       ...(stop ? { stop } : {}),
+      ...(disk ? { diskFull: disk } : {}),
     };
   }
 

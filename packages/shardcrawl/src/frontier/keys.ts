@@ -33,7 +33,8 @@
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
-//                              pause until), stop (upstream quota exhausted: message), ondisk
+//                              pause until), stop (upstream quota exhausted: message), disk (output
+//                              disk full: message; no leasing until cleared), ondisk
 //                              (spilled URLs in files under out/spill/, not yet re-admitted)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)

@@ -17,6 +17,7 @@ import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { LeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
+import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
@@ -183,8 +184,9 @@ async function main(): Promise<void> {
   function track(lease: Lease): void {
     const p = handle(lease)
       .catch(async (err: unknown) => {
-        // A bug or a Redis failure: return the URL rather than lose it.
-        ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
+        // A full disk (page log) pauses the node; a bug or a Redis failure: return the URL rather than lose it.
+        if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+        else ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
         await frontier.requeue(lease, endNow()).catch(() => undefined);
       })
       .finally(() => {
@@ -225,7 +227,7 @@ async function main(): Promise<void> {
         ctx.log(`fetching stopped: ${batch.message ?? "upstream quota exhausted"}`);
       }
       const t0 = Date.now();
-      await Promise.race([sleep(batch.blocked === "quota" ? 1000 : 50), nextWake(), ctx.stopRequested]);
+      await Promise.race([sleep(batch.blocked === "quota" || batch.blocked === "disk-full" ? 500 : 50), nextWake(), ctx.stopRequested]);
       blocked.set(batch.blocked, (blocked.get(batch.blocked) ?? 0) + (Date.now() - t0));
       await flushBlocked();
       continue;

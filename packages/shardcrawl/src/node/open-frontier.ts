@@ -56,6 +56,8 @@ export interface NodePressure {
   spillOnDisk: number;
   /** Set when our upstream quota is exhausted. */
   stopped?: string;
+  /** Set while fetching is paused because the output disk is full (why). */
+  diskFull?: string;
 }
 
 /** Hosts listed in the pressure metrics. */
@@ -228,6 +230,7 @@ export class NodeFrontier {
       spillWaiting: await f.spilledWaiting(),
       spillOnDisk: await f.spilledOnDisk(),
       ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
+      ...(flow.diskFull !== undefined ? { diskFull: flow.diskFull } : {}),
     };
   }
 }

@@ -18,6 +18,7 @@ import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/inge
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { releaseDeadFetcher } from "./lease-owner.js";
+import { DiskPauseWatch } from "./disk-pause.js";
 
 export interface CrawlSummary {
   node: string;
@@ -131,12 +132,15 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
+  // A full output disk pauses fetching; this says so and resumes once space is back.
+  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say);
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
+    await diskWatch.tick();
     if (Date.now() - lastInboxCheck >= config.inboxPollMs) {
       lastInboxCheck = Date.now();
       // Ingest while running: a bad file is reported and left in the inbox, never fatal.
