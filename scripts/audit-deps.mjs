@@ -14,6 +14,7 @@
 import { readFileSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
+/* global fetch */
 import semver from "semver";
 import { parseAllDocuments } from "yaml";
 
