@@ -4,14 +4,13 @@
 // with nothing lost and every WARC file readable. Redis runs elsewhere (its AOF is not on the full
 // disk: that is a different failure). Needs root to mount; skipped with the reason otherwise.
 import { execFileSync } from "node:child_process";
-import { closeSync, createReadStream, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, mkdtempSync, openSync, readFileSync, rmSync, unlinkSync, writeFileSync, writeSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { WARCParser } from "warcio";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { startRedis, type TestRedis } from "./harness/redis.js";
-import { readPageLog, readRequestLog, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
+import { readPageLog, readRequestLog, readWarcResponses, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
 import { statusOf, type NodeStatus } from "./harness/chaos.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -150,16 +149,8 @@ describe.skipIf(mountError !== "")("a full output disk pauses the node; it resum
   });
 
   test("the output is whole: every fetched page is in a WARC file that reads back", async () => {
-    const warcDir = join(out, "warc");
-    const names = readdirSync(warcDir);
-    expect(names.filter((f) => f.endsWith(".open"))).toEqual([]);
-    const responses = new Set<string>();
-    for (const f of names.filter((n) => n.endsWith(".warc.gz"))) {
-      for await (const record of new WARCParser(createReadStream(join(warcDir, f)))) {
-        await record.readFully(false);
-        if (record.warcType === "response") responses.add(record.warcTargetURI!);
-      }
-    }
+    const { responses, openFiles } = await readWarcResponses(out);
+    expect(openFiles).toEqual([]);
     const fetched = readPageLog(out).filter((l) => l.status !== null);
     expect(fetched.length).toBeGreaterThan(40);
     for (const l of fetched) expect(responses.has(l.url), l.url).toBe(true);

@@ -179,26 +179,23 @@ describe("hostile web on raw TCP, DNS and TLS", () => {
     expect(one("http://garbage.hostile.test/").error).toBe("http-protocol");
   });
 
+  /** A host whose robots.txt could not be fetched: its page is refused, with the cause in the detail. */
+  const refusedCause = (url: string) => {
+    const p = one(url);
+    expect(p.error).toBe("robots-unavailable");
+    return p.error_detail ?? "";
+  };
+
   test("DNS failures are classified with the resolver's code", () => {
-    const cause = (host: string) => {
-      const p = one(`http://${host}/`);
-      expect(p.error).toBe("robots-unavailable");
-      return p.error_detail ?? "";
-    };
-    expect(cause("nx.dnsfail.test")).toMatch(/\(dns: ENOTFOUND/);
-    expect(cause("servfail.dnsfail.test")).toMatch(/\(dns: ESERVFAIL/);
-    expect(cause("timeout.dnsfail.test")).toMatch(/\(dns: ETIMEOUT/);
+    expect(refusedCause("http://nx.dnsfail.test/")).toMatch(/\(dns: ENOTFOUND/);
+    expect(refusedCause("http://servfail.dnsfail.test/")).toMatch(/\(dns: ESERVFAIL/);
+    expect(refusedCause("http://timeout.dnsfail.test/")).toMatch(/\(dns: ETIMEOUT/);
     expect(dns.questions).toContain("timeout.dnsfail.test A");
   });
 
   test("TLS errors are classified with the certificate error", () => {
-    const cause = (host: string) => {
-      const p = one(`https://${host}/`);
-      expect(p.error).toBe("robots-unavailable");
-      return p.error_detail ?? "";
-    };
-    expect(cause("expired.tls.test")).toMatch(/\(tls: CERT_HAS_EXPIRED/);
-    expect(cause("wronghost.tls.test")).toMatch(/\(tls: ERR_TLS_CERT_ALTNAME_INVALID/);
-    expect(cause("selfsigned.tls.test")).toMatch(/\(tls: DEPTH_ZERO_SELF_SIGNED_CERT/);
+    expect(refusedCause("https://expired.tls.test/")).toMatch(/\(tls: CERT_HAS_EXPIRED/);
+    expect(refusedCause("https://wronghost.tls.test/")).toMatch(/\(tls: ERR_TLS_CERT_ALTNAME_INVALID/);
+    expect(refusedCause("https://selfsigned.tls.test/")).toMatch(/\(tls: DEPTH_ZERO_SELF_SIGNED_CERT/);
   });
 });
