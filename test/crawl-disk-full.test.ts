@@ -62,6 +62,7 @@ describe.skipIf(mountError !== "")("a full output disk pauses the node; it resum
   let run: CrawlRun;
   let report: VerifyReport;
   let pauseReason = "";
+  let metricsWhilePaused = "";
   let filled = 0;
   /** Server-side request times: the node was paused (and no space was back yet) in [quietFrom, spaceBackAt). */
   let quietFrom = 0;
@@ -91,6 +92,8 @@ describe.skipIf(mountError !== "")("a full output disk pauses the node; it resum
       filled = fillDisk(filler);
       const paused = await waitForStatus(out, "the node to report a full disk", (s) => diskFullOf(s) !== undefined);
       pauseReason = diskFullOf(paused) ?? "";
+      const { statusPort } = JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number };
+      metricsWhilePaused = await (await fetch(`http://127.0.0.1:${statusPort}/metrics`, { signal: AbortSignal.timeout(5000) })).text();
       // Requests already in flight may still end; after that nothing new may start.
       await sleep(1500);
       quietFrom = Date.now();
@@ -132,6 +135,7 @@ describe.skipIf(mountError !== "")("a full output disk pauses the node; it resum
   test("writes failed with ENOSPC and the node said why (log and /status)", () => {
     expect(filled).toBeGreaterThan(0);
     expect(pauseReason).toMatch(/ENOSPC/);
+    expect(metricsWhilePaused).toMatch(/^shardcrawl_disk_full_paused\{[^}]*\} 1$/m);
     expect(run.stderr).toMatch(/fetching paused: output disk full \(.*ENOSPC/);
     expect(run.stderr).toMatch(/disk space is back after \d+ s: fetching resumed/);
   });

@@ -31,7 +31,7 @@ const GAUGES: Array<[keyof NodeStats, string, string]> = [
 /** Counter families built from stats counters with a prefix: [prefix, metric, help, label, scale]. */
 const LABELLED: Array<[string, string, string, string, number]> = [
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
-  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, global-full, upstream, quota).", "reason", 0.001],
+  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, global-full, upstream, quota, disk-full).", "reason", 0.001],
   ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];
@@ -93,6 +93,7 @@ export function renderMetrics(snap: Snapshot): string {
     g("shardcrawl_spill_on_disk_urls", "Shed URLs in spill files waiting to be re-admitted.", p.spillOnDisk);
     g("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
     g("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
+    g("shardcrawl_disk_full_paused", "1 while fetching is paused because the output disk is full.", p.diskFull ? 1 : 0);
     const perHost: Array<[string, string, (h: HostPressure) => number]> = [
       ["shardcrawl_host_in_flight_requests", "Requests in flight to a host (top hosts by pressure).", (h) => h.inFlight],
       ["shardcrawl_host_concurrency_limit", "Current adaptive concurrency limit of a host (top hosts by pressure).", (h) => h.limit],
