@@ -115,6 +115,7 @@ describe("hostile web on raw TCP, DNS and TLS", () => {
     expect(p.status).toBe(200);
     expect(p.truncated).toBe(true);
     expect(p.bytes).toBeLessThan(100);
+    expect(p.error_detail).toMatch(/time cap/);
   });
 
   test("a connection reset mid-body is recorded as reset", () => {

@@ -101,7 +101,7 @@ async function main(): Promise<void> {
       final_url: page.redirectTo ?? page.url,
       status: page.status,
       error: res.error ?? null,
-      ...(res.errorDetail ? { error_detail: res.errorDetail } : {}),
+      ...(res.errorDetail ? { error_detail: res.errorDetail } : page.truncated === "time" ? { error_detail: "body cut at the fetch time cap (WARC-Truncated: time)" } : {}),
       content_type: res.contentType,
       bytes: body.byteLength,
       truncated: Boolean(page.truncated),
