@@ -15,6 +15,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --user-agent <string>       sent on every request; its product token selects the robots.txt group
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
   --resolve <host:port:addr>  static DNS answer, repeatable
+  --dns-server <ip[:port]>    ask this DNS server instead of the system resolver, repeatable
   --allow-private             permit loopback and private destinations (refused by default)
   --scope <domains|hosts|any> stay inside the seeds' registrable domains (default), hosts, or go anywhere
   --ca-file <pem>             an extra trusted CA
@@ -80,6 +81,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "user-agent": { type: "string" },
         "connect-to": { type: "string", multiple: true },
         resolve: { type: "string", multiple: true },
+        "dns-server": { type: "string", multiple: true },
         "allow-private": { type: "boolean" },
         scope: { type: "string" },
         "ca-file": { type: "string" },
@@ -135,6 +137,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (v["user-agent"] !== undefined) c.userAgent = v["user-agent"];
   c.connectTo = v["connect-to"] ?? [];
   c.resolve = v.resolve ?? [];
+  c.dnsServers = v["dns-server"] ?? [];
   c.allowPrivate = v["allow-private"] ?? false;
   if (v.scope !== undefined) c.scope = v.scope as Scope;
   if (v["ca-file"] !== undefined) c.caFile = v["ca-file"];

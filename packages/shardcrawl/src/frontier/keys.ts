@@ -17,7 +17,9 @@
 //   P ready             zset   hosts that may start a request, scored by the earliest start time;
 //                              a host is here only with queued URLs and a free concurrency slot.
 //   P leases            zset   lease id -> expiry (epoch ms)
-//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"
+//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"; a lease id is "<seq>", or
+//                              "<seq>@<owner>" when a named owner (a fetcher process) took it
+//   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
 //   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
 //   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
@@ -31,7 +33,8 @@
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
-//                              pause until), stop (upstream quota exhausted: message), ondisk
+//                              pause until), stop (upstream quota exhausted: message), disk (output
+//                              disk full: message; no leasing until cleared), ondisk
 //                              (spilled URLs in files under out/spill/, not yet re-admitted)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
@@ -62,6 +65,7 @@ export class FrontierKeys {
   get ready(): string { return `${this.prefix}ready`; }
   get leases(): string { return `${this.prefix}leases`; }
   get leaseData(): string { return `${this.prefix}lease`; }
+  leaseOwner(owner: string): string { return `${this.prefix}lo:${owner}`; }
   get bloomParams(): string { return `${this.prefix}bf:params`; }
   bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
   robots(origin: string): string { return `${this.prefix}robots:${origin}`; }

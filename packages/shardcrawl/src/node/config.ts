@@ -4,6 +4,7 @@ import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
 import { validateLogSettings } from "../log/node-logger.js";
+import { checkDnsServers } from "../fetch/dns-servers.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -29,6 +30,8 @@ export interface NodeConfig {
   userAgent: string;
   connectTo: string[];
   resolve: string[];
+  /** DNS servers ("ip" or "ip:port") asked instead of the system resolver (getaddrinfo); empty = system. */
+  dnsServers: string[];
   allowPrivate: boolean;
   scope: Scope;
   caFile?: string;
@@ -135,6 +138,7 @@ export function defaultConfig(): NodeConfig {
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],
+    dnsServers: [],
     allowPrivate: false,
     scope: "domains",
     maxPageBytes: 2 * 1024 * 1024,
@@ -240,6 +244,7 @@ export function validateConfig(c: NodeConfig): string[] {
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
   errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
+  errors.push(...checkDnsServers(c.dnsServers));
   return errors;
 }
 

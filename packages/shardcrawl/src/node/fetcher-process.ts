@@ -15,6 +15,9 @@ import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } fro
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { LeaseTtl } from "../schedule/lease-ttl.js";
+import { fetcherLeaseOwner } from "./lease-owner.js";
+import { dnsServerLookup } from "../fetch/dns-servers.js";
+import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
@@ -39,13 +42,14 @@ async function main(): Promise<void> {
     resolve: config.resolve,
     allowPrivate: config.allowPrivate,
     caFile: config.caFile,
+    ...(config.dnsServers.length > 0 ? { dnsLookup: dnsServerLookup(config.dnsServers, config.timeouts.connectMs) } : {}),
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
   }), stats);
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
@@ -60,14 +64,14 @@ async function main(): Promise<void> {
   let wake: () => void = () => undefined;
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
     if (!entry) return null;
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, expires: Date.now() + 60_000 };
+    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
@@ -95,7 +99,8 @@ async function main(): Promise<void> {
       return;
     }
     if (robots.kind === "disallow-all") {
-      await pageLog.append(failureLine(lease, "robots-unavailable", "robots.txt was unreachable or 5xx: disallow all", { total: 0 }));
+      const why = robots.reason ? ` (${robots.reason})` : "";
+      await pageLog.append(failureLine(lease, "robots-unavailable", `robots.txt was unreachable or 5xx${why}: disallow all`, { total: 0 }));
       await frontier.fail(lease, Date.now(), { requested: false, errorClass: "robots-unavailable" });
       return;
     }
@@ -184,8 +189,9 @@ async function main(): Promise<void> {
   function track(lease: Lease): void {
     const p = handle(lease)
       .catch(async (err: unknown) => {
-        // A bug or a Redis failure: return the URL rather than lose it.
-        ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
+        // A full disk (page log) pauses the node; a bug or a Redis failure: return the URL rather than lose it.
+        if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+        else ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
         await frontier.requeue(lease, endNow()).catch(() => undefined);
       })
       .finally(() => {
@@ -207,6 +213,8 @@ async function main(): Promise<void> {
   let quotaSaid = false;
 
   const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+  // Our leases are listed under this id: if we die, the supervisor returns them at once.
+  const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -214,7 +222,7 @@ async function main(): Promise<void> {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
-    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs());
+    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs(), leaseOwner);
     for (const l of batch.leases) track(l);
     if (batch.blocked && batch.blocked !== "budget") {
       // Pull, don't push: a full parse queue (or the global cap, or an upstream pause) stops
@@ -224,7 +232,7 @@ async function main(): Promise<void> {
         ctx.log(`fetching stopped: ${batch.message ?? "upstream quota exhausted"}`);
       }
       const t0 = Date.now();
-      await Promise.race([sleep(batch.blocked === "quota" ? 1000 : 50), nextWake(), ctx.stopRequested]);
+      await Promise.race([sleep(batch.blocked === "quota" || batch.blocked === "disk-full" ? 500 : 50), nextWake(), ctx.stopRequested]);
       blocked.set(batch.blocked, (blocked.get(batch.blocked) ?? 0) + (Date.now() - t0));
       await flushBlocked();
       continue;

@@ -9,6 +9,7 @@ import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
+import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
@@ -105,7 +106,7 @@ async function main(): Promise<void> {
       final_url: page.redirectTo ?? page.url,
       status: page.status,
       error: res.error ?? null,
-      ...(res.errorDetail ? { error_detail: res.errorDetail } : {}),
+      ...(res.errorDetail ? { error_detail: res.errorDetail } : page.truncated === "time" ? { error_detail: "body cut at the fetch time cap (WARC-Truncated: time)" } : {}),
       content_type: res.contentType,
       bytes: body.byteLength,
       truncated: Boolean(page.truncated),
@@ -137,7 +138,9 @@ async function main(): Promise<void> {
         return;
       } catch (err) {
         if (err instanceof StoreWriteError) {
-          ctx.log(`output write failed (${err.message}); paused, retrying in 5 s`);
+          // A full disk pauses the whole node (no new fetching) until the supervisor sees space again.
+          if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, consumer, err).catch(() => undefined);
+          if (attempt === 0) ctx.log(`output write failed (${err.message}); paused, retrying every 5 s`);
           await sleep(5000);
           continue;
         }

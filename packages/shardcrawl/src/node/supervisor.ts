@@ -19,6 +19,8 @@ import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { NodeObserver } from "./node-observer.js";
 import { openSupervisorLog } from "./node-logs.js";
+import { releaseDeadFetcher } from "./lease-owner.js";
+import { DiskPauseWatch } from "./disk-pause.js";
 
 export interface CrawlSummary {
   node: string;
@@ -111,7 +113,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     ...children.pids().map((c) => ({ process: `${c.role}-${c.index}`, pid: c.pid })),
     ...(redisHandle ? [{ process: "redis", pid: redisHandle.pid }] : []),
   ]);
-  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say);
+  // A fetcher that dies gives its leases back at once (not after the lease TTL).
+  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid) => {
+    if (spec.role === "fetcher") void releaseDeadFetcher(frontier.frontier, spec.index, pid, say);
+  });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
@@ -141,12 +146,15 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
+  // A full output disk pauses fetching; this says so and resumes once space is back.
+  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say);
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
+    await diskWatch.tick();
     if (Date.now() - lastInboxCheck >= config.inboxPollMs) {
       lastInboxCheck = Date.now();
       // Ingest while running: a bad file is reported and left in the inbox, never fatal.

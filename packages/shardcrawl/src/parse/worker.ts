@@ -33,7 +33,8 @@ export interface WorkerTask {
 export interface WorkerResult {
   facts: PageFacts | null;
   contentType: string | null;
-  error: ParseResult["error"] | null;
+  /** A parse failure, or "redirect-limit" for a 3xx not followed because the chain is already maxRedirects long. */
+  error: ParseResult["error"] | "redirect-limit" | null;
   errorDetail?: string;
   warc: Uint8Array;
   responseOffset: number;
@@ -80,7 +81,9 @@ export default function parseTask(task: WorkerTask): WorkerResult {
     links.push({ url, host, tier: tierFor(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
   }
   // A redirect becomes a frontier entry (loop-safe: the seen filter drops URLs already queued).
-  if (page.status >= 300 && page.status < 400 && page.redirectTo && page.hops < setup.maxRedirects) {
+  const redirect = page.status >= 300 && page.status < 400 && page.redirectTo !== undefined;
+  const chainTooLong = redirect && page.hops >= setup.maxRedirects;
+  if (redirect && page.redirectTo && !chainTooLong) {
     const url = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
     const host = url ? hostOf(url) : null;
     if (url && host) {
@@ -94,8 +97,9 @@ export default function parseTask(task: WorkerTask): WorkerResult {
   return {
     facts,
     contentType,
-    error: error ?? null,
-    errorDetail,
+    ...(chainTooLong && !error
+      ? { error: "redirect-limit" as const, errorDetail: `redirect not followed: the chain already has ${page.hops} hops (limit ${setup.maxRedirects})` }
+      : { error: error ?? null, errorDetail }),
     warc: new Uint8Array(warc.buffer, warc.byteOffset, warc.byteLength),
     responseOffset: records.responseOffset,
     responseLength: records.responseLength,
