@@ -480,14 +480,15 @@ export class Frontier {
   /**
    * Node-wide signals in P flow: `totalCap` lowers the frontier's total queue cap (the memory
    * governor; null removes it), `pauseUntil` pauses all leasing (our upstream plan's 429),
-   * `stop` stops all leasing with a message (our upstream quota is exhausted).
+   * `stop` stops all leasing with a message (our upstream quota is exhausted; null lifts it).
    */
-  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string }): Promise<void> {
+  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string | null }): Promise<void> {
     const k = this.keys.flow;
     if (s.totalCap === null) await this.redis.hdel(k, "tcap");
     else if (s.totalCap !== undefined) await this.redis.hset(k, "tcap", positiveInt("totalCap", Math.round(s.totalCap)));
     if (s.pauseUntil !== undefined) await this.redis.hset(k, "gnb", epochMs(s.pauseUntil));
-    if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
+    if (s.stop === null) await this.redis.hdel(k, "stop");
+    else if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
   }
 
   async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string }> {

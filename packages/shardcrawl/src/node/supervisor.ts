@@ -17,6 +17,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
+import { exitCodeFor, type EndReason } from "./exit-codes.js";
 
 export interface CrawlSummary {
   node: string;
@@ -24,7 +25,9 @@ export interface CrawlSummary {
   startedAt: string;
   finishedAt: string;
   elapsedMs: number;
-  reason: "done" | "max-pages" | "signal";
+  reason: EndReason;
+  /** Why fetching stopped early (reason "quota": the upstream's message). */
+  stopMessage?: string;
   stats: NodeStats;
   pagesPerSecond: number;
   restarts: number;
@@ -68,6 +71,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Every lease and in-flight page in Redis now belongs to a dead run: give it back.
   const recovered = await frontier.recoverAll();
   if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
+  // A new run is the operator saying the quota is back: lift the previous run's quota stop.
+  const previousStop = await frontier.clearQuotaStop();
+  if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
 
   // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
   const router = config.shard ? new ShardRouter(config.shard) : null;
@@ -118,6 +124,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const showProgress = config.progress === "on" || (config.progress === "auto" && Boolean(stream.isTTY));
   const progress = new TerminalProgress(stream, showProgress, startedAt);
   let reason = "done" as CrawlSummary["reason"];
+  let stopMessage: string | undefined;
   let stopRequested = false;
   const onSignal = () => {
     if (stopRequested) return;
@@ -151,6 +158,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       maxPages: config.maxPages,
     });
     if (stopRequested) break;
+    // Our upstream quota is exhausted: fetchers already stopped leasing; end the run (also a
+    // long-running node), leaving the frontier intact for a rerun once the quota is restored.
+    if (lastStats.pressure?.stopped !== undefined) {
+      reason = "quota";
+      stopMessage = lastStats.pressure.stopped;
+      break;
+    }
     if (!config.exitWhenDone) continue;
     const budgetSpent = config.maxPages !== undefined && lastStats.fetched + lastStats.failed >= config.maxPages;
     const drained = lastStats.leases === 0 && lastStats.parseQueue === 0 && lastStats.parseInFlight === 0;
@@ -163,7 +177,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     } else idleChecks = 0;
   }
   progress.done();
-  say(reason === "signal" ? "stopping: finishing what is in flight…" : "crawl finished; stopping processes…");
+  say(reason === "signal" ? "stopping: finishing what is in flight…"
+    : reason === "quota" ? `stopping: ${stopMessage ?? "upstream quota exhausted"}; finishing what is in flight…`
+    : "crawl finished; stopping processes…");
   // Fetchers first (their pages go to the parse queue), then parsers drain it.
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
   await frontier.reap(Date.now());
@@ -181,6 +197,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     finishedAt: new Date().toISOString(),
     elapsedMs,
     reason,
+    ...(stopMessage !== undefined ? { stopMessage } : {}),
     stats: lastStats,
     pagesPerSecond: lastStats.fetched / Math.max(0.001, elapsedMs / 1000),
     restarts: children.restarts,
@@ -195,6 +212,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A finished crawl stops its own Redis (the AOF keeps the state); an interrupted one too.
   if (redisHandle) await redisHandle.stop();
   say(formatSummary(summary));
+  if (reason === "quota") {
+    say(`shardcrawl: STOPPED, upstream quota exhausted (${stopMessage ?? ""}). ${lastStats.queued} URLs are still queued in ${config.out}; ` +
+      `run the same command again once the quota is restored to continue (exit code ${exitCodeFor("quota")}).`);
+  }
   return summary;
 }
 
