@@ -36,6 +36,8 @@
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
+//   P spillsize         hash   spill file name -> bytes of it committed (entries removed from P spill)
+//   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
 //    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
@@ -70,4 +72,6 @@ export class FrontierKeys {
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }
   get spill(): string { return `${this.prefix}spill`; }
+  get spillSize(): string { return `${this.prefix}spillsize`; }
+  get spillPos(): string { return `${this.prefix}spillpos`; }
 }
