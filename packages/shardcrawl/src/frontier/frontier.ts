@@ -101,13 +101,13 @@ export interface HostPressure {
   retryRatio: number;
 }
 
-export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota";
+export type LeaseBlock = "budget" | "parse-full" | "storage" | "global-full" | "upstream" | "quota";
 
 export interface LeaseBatch {
   leases: Lease[];
   /**
    * Why nothing was leased although work may exist: the page budget is used up, the parse queue
-   * is full, the global concurrency cap is reached, our upstream plan asked for a pause, or our
+   * is full (because parsing is slow, or -- "storage" -- because writing is), the global concurrency cap is reached, our upstream plan asked for a pause, or our
    * upstream quota is exhausted (then `message` says so).
    */
   blocked?: LeaseBlock;

@@ -32,7 +32,9 @@
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), ondisk
-//                              (spilled URLs in files under out/spill/, not yet re-admitted)
+//                              (spilled URLs in files under out/spill/, not yet re-admitted),
+//                              storage (epoch ms until which a parser's write buffer is full: slow
+//                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/

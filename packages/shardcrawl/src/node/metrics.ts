@@ -31,7 +31,7 @@ const GAUGES: Array<[keyof NodeStats, string, string]> = [
 /** Counter families built from stats counters with a prefix: [prefix, metric, help, label, scale]. */
 const LABELLED: Array<[string, string, string, string, number]> = [
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
-  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, global-full, upstream, quota).", "reason", 0.001],
+  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, storage, global-full, upstream, quota).", "reason", 0.001],
   ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];

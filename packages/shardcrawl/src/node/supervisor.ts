@@ -18,6 +18,8 @@ import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/inge
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
+import { UrlPrioritizer } from "../schedule/priority.js";
+import type { QueueSizing } from "./queue-sizing.js";
 
 export interface CrawlSummary {
   node: string;
@@ -36,6 +38,8 @@ export interface CrawlSummary {
   /** Cluster only: this node's shard, what it ingested from out/inbox/, what it sent to its outbox. */
   shard?: { self: string; nodes: number; key: string };
   ingested?: Omit<IngestReport, "problems"> & { problems: number };
+  /** The queue bounds in force and where each came from (derived from rate x wait, explicit, default). */
+  queueSizing?: QueueSizing;
 }
 
 export interface RunOptions {
@@ -82,7 +86,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     if (finished) say(`finished ${finished} outbox files left open by the previous run`);
   }
   const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
-  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
+  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
   const ingestReport = emptyIngestReport();
 
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
@@ -116,6 +120,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const disk = cachedDiskUsage(config.out, 10_000);
   const status: StatusServer = await startStatusServer(config, () => ({
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
+    ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
   }));
   opts.onListening?.(status.port);
@@ -205,6 +210,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     seeds: seedReport,
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     ...(router ? { ingested: { ...ingestReport, problems: ingestReport.problems.length } } : {}),
+    ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
   };
   for (const p of ingestReport.problems.slice(0, 5)) say(`ingest problem in ${p.file}: ${p.damaged ?? ""} ${JSON.stringify(p.rejected.slice(0, 3))}`);
   writeFileSync(join(config.out, "summary.json"), JSON.stringify(summary, null, 2));
