@@ -38,6 +38,8 @@
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
+//   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:
+//                              the shared sample of the lease TTL percentile (schedule/lease-ttl.ts)
 //   P spillsize         hash   spill file name -> bytes of it committed (entries removed from P spill)
 //   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
@@ -74,6 +76,7 @@ export class FrontierKeys {
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }
   get spill(): string { return `${this.prefix}spill`; }
+  get fetchTimes(): string { return `${this.prefix}fetchtimes`; }
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
 }
