@@ -96,7 +96,7 @@ async function main(): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const writes = new Set<Promise<void>>();
   const budget = new WriteBudget(config.writeBufferBytes);
-  const storage = new StorageSignal(ctx.redis, frontier.frontier.keys.flow, consumer, budget, ctx.log);
+  const storage = new StorageSignal(ctx.redis, frontier.frontier.keys.flow, consumer, budget, (m) => ctx.log(m));
   storage.start();
 
   interface Parsed {
