@@ -23,7 +23,7 @@ describe("flow: upstream quota exhausted", () => {
   let redis: Redis;
   let first: CrawlRun;
   let second: CrawlRun;
-  let summary1: { reason: string; stopMessage?: string; stats: { queued: number; leases: number } };
+  let summary1: { reason: string; stopMessage?: string; stats: { queued: number; leases: number }; queueSizing?: { bounds: { parseQueueMax: number }; source: Record<string, string> } };
   let summary2: { reason: string };
   let afterFirst: { queued: number; leases: number; stop: string | null };
   let reqs1: SimRequest[];
@@ -40,7 +40,8 @@ describe("flow: upstream quota exhausted", () => {
     const out = join(dir, "out");
     const flags = (sim: SimwebProcess) => [
       "--seeds", join(dir, "seeds.txt"), "--out", out, "--redis", redisServer.url, "--scope", "hosts", "--delay", "20",
-      "--host-concurrency", "2", "--fetchers", "1", "--parsers", "1", "--upstream-quota-header", "x-upstream-quota", ...simwebFlags(sim),
+      "--host-concurrency", "2", "--fetchers", "1", "--parsers", "1", "--upstream-quota-header", "x-upstream-quota",
+      "--target-pages-per-sec", "10", "--accepted-wait", "2000", ...simwebFlags(sim),
     ];
     let sim = await startSimwebProcess({ extraArgs: limited.args });
     first = await runCrawl(flags(sim));
@@ -69,6 +70,9 @@ describe("flow: upstream quota exhausted", () => {
     expect(first.stderr).toMatch(/STOPPED, upstream quota exhausted \(upstream quota exhausted \(HTTP 429, x-upstream-quota: exhausted\)\)\. \d+ URLs are still queued/);
     expect(summary1.reason).toBe("quota");
     expect(summary1.stopMessage).toMatch(/x-upstream-quota: exhausted/);
+    // The queue bounds in force, derived from rate x accepted wait (10 pages/s x 2 s).
+    expect(summary1.queueSizing?.bounds.parseQueueMax).toBe(20);
+    expect(summary1.queueSizing?.source.parseQueueMax).toBe("derived");
   });
 
   test("nothing is lost: no lease is left, the unfetched URLs are still queued, the stop is recorded", () => {

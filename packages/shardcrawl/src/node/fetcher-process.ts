@@ -228,6 +228,12 @@ async function main(): Promise<void> {
       continue;
     }
     await flushBlocked();
+    if (batch.blocked === "budget") {
+      // The page budget is used up: nothing to lease until a retry or requeue gives a slot back
+      // (the supervisor ends the crawl meanwhile). Without this wait the loop spun every 2 ms.
+      await Promise.race([sleep(250), nextWake(), ctx.stopRequested]);
+      continue;
+    }
     if (batch.leases.length === 0) {
       const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
