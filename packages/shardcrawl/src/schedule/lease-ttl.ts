@@ -76,9 +76,13 @@ const MAX_PENDING = 4096;
 export class SharedLeaseTtl {
   private pending: number[] = [];
   private sample: number[] = [];
+  /** Computed at each sync: ttlMs() runs on every lease call and must not sort the sample each time. */
+  private ttl: number;
+  private percentile: number | undefined;
 
   constructor(private readonly redis: Redis, readonly key: string, private readonly s: LeaseTtlSettings) {
     checkSettings(s);
+    this.ttl = s.capMs;
   }
 
   record(ms: number): void {
@@ -95,15 +99,18 @@ export class SharedLeaseTtl {
     m.lrange(this.key, 0, this.s.size - 1);
     const r = await m.exec();
     const list = r?.[r.length - 1]?.[1];
-    if (Array.isArray(list)) this.sample = list.map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+    if (!Array.isArray(list)) return;
+    this.sample = list.map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+    this.percentile = percentileOf(this.sample, this.s);
+    this.ttl = ttlFromSamples(this.sample, this.s);
   }
 
   /** The percentile of the node's sample at the last sync. */
   percentileMs(): number | undefined {
-    return percentileOf(this.sample, this.s);
+    return this.percentile;
   }
 
   ttlMs(): number {
-    return ttlFromSamples(this.sample, this.s);
+    return this.ttl;
   }
 }
