@@ -37,6 +37,7 @@ describe("flow: slow storage", () => {
   let flow: Record<string, string>;
   let metrics = "";
   let statusSizing: unknown;
+  let fetchTimes = 0;
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), "sc-flow-storage-"));
@@ -74,6 +75,7 @@ describe("flow: slow storage", () => {
     run = await crawl.done;
     stats = await redis.hgetall("sc:stats");
     flow = await redis.hgetall("sc:flow");
+    fetchTimes = await redis.llen("sc:fetchtimes");
     await sim.stop();
   }, 120_000);
 
@@ -88,6 +90,8 @@ describe("flow: slow storage", () => {
     expect(run.code).toBe(0);
     expect(Number(stats.fetched)).toBeGreaterThanOrEqual(PAGES - FETCHER_CONCURRENCY);
     expect(Number(stats.parsed)).toBe(Number(stats.fetched));
+    // Every fetch time went to the node's shared lease-TTL sample (robots.txt fetches are not in it).
+    expect(fetchTimes).toBeGreaterThanOrEqual(Number(stats.fetched));
   });
 
   test("/status shows the bounds in force and where they came from", () => {
