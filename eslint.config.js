@@ -24,6 +24,11 @@ export default tseslint.config(
     ...tseslint.configs.disableTypeChecked,
   },
   {
+    // The status pages' script runs in the browser.
+    files: ["packages/shardcrawl/src/node/ui/**/*.js"],
+    languageOptions: { globals: { window: "readonly", document: "readonly", fetch: "readonly" } },
+  },
+  {
     // Tests poke at untyped JSON and library internals; keep the safety rules, relax the any-rules.
     files: ["**/test/**/*.ts", "test/**/*.ts"],
     rules: {

@@ -43,5 +43,17 @@ if [ "${BOOTSTRAP_WITH_SHELLCHECK:-}" = "1" ] && ! command -v shellcheck >/dev/n
   echo "bootstrap: installing shellcheck from Debian's packages"
   apt_install shellcheck
 fi
+# The observability tests (test/observe.test.ts) validate /metrics and the Prometheus config with
+# promtool and drive the status page in headless Chromium (playwright-core, no browser download).
+if [ "${BOOTSTRAP_WITH_OBSERVE_TOOLS:-}" = "1" ]; then
+  # command:package. Optional: when they cannot be installed the tests that need them skip and say why.
+  for pair in promtool:prometheus chromium:chromium; do
+    if ! command -v "${pair%%:*}" >/dev/null 2>&1; then
+      echo "bootstrap: installing ${pair#*:} from Debian's packages"
+      (apt_install --no-install-recommends "${pair#*:}") \
+        || echo "bootstrap: WARNING: could not install ${pair#*:}; tests needing ${pair%%:*} will be skipped" >&2
+    fi
+  done
+fi
 pnpm install --frozen-lockfile --reporter=silent
 pnpm build

@@ -78,9 +78,13 @@ writeFileSync(cluster, JSON.stringify({
 }, null, 2));
 console.log(`== ${seeds.out.trim().split("\n").length} seeds; ${nodeCount}-node cluster in ${cluster} (every node reads the seed list and keeps its own shard)`);
 
-// Live progress: poll every node's /status (its port is in <out>/status.json while it runs).
+// Live progress: poll every node's /status (its port is in <out>/status.json while it runs) and
+// render the cluster's totals with shardcrawl's own progress line (rates over the last 10 s,
+// queue depths, errors, and an ETA when --max-pages is set).
+const { ProgressLine } = await import(join(root, "packages/shardcrawl/dist/node/progress.js"));
 const outs = names.map((n) => join(out, "nodes", n));
-const lastFetched = new Map();
+// The last stats each node reported: between rounds a node is down and keeps its last numbers.
+const lastStats = new Map();
 async function nodeStatus(i) {
   const file = join(outs[i], "status.json");
   if (!existsSync(file)) return null;
@@ -88,7 +92,7 @@ async function nodeStatus(i) {
     const { statusPort } = JSON.parse(readFileSync(file, "utf8"));
     const r = await fetch(`http://127.0.0.1:${statusPort}/status`, { signal: AbortSignal.timeout(1000) });
     const s = await r.json();
-    lastFetched.set(i, s.stats.fetched);
+    lastStats.set(i, s.stats);
     return s.stats;
   } catch {
     return null; // between rounds, or not started yet
@@ -98,14 +102,23 @@ const tty = Boolean(process.stdout.isTTY);
 const t0 = Date.now();
 let round = 0;
 let lastPrint = 0;
+const progress = new ProgressLine(10_000);
+const clusterMaxPages = v["max-pages"] ? Number(v["max-pages"]) * nodeCount : undefined;
 const timer = setInterval(async () => {
-  const stats = await Promise.all(names.map((_, i) => nodeStatus(i)));
-  const parts = stats.map((s, i) => (s ? `${names[i]} ${s.fetched} pages, ${s.queued} queued` : `${names[i]} ${lastFetched.get(i) ?? 0} pages (idle)`));
-  const total = names.reduce((a, _, i) => a + (lastFetched.get(i) ?? 0), 0);
-  const secs = (Date.now() - t0) / 1000;
-  const line = `round ${round} | ${parts.join(" | ")} | total ${total} (${(total / secs).toFixed(1)}/s) ${secs.toFixed(0)} s`;
-  if (tty) process.stdout.write(`\r\x1b[K${line}`);
-  else if (Date.now() - lastPrint >= 5000) {
+  const up = await Promise.all(names.map((_, i) => nodeStatus(i)));
+  const all = names.map((_, i) => lastStats.get(i)).filter(Boolean);
+  const sum = (k) => all.reduce((a, s) => a + (s[k] ?? 0), 0);
+  progress.add({
+    t: Date.now(), fetched: sum("fetched"), parsed: sum("parsed"), errors: sum("errors"), failed: sum("failed"),
+    queued: sum("queued"), hosts: sum("hostsQueued"), leases: sum("leases"), parseQueue: sum("parseQueue") + sum("parseInFlight"),
+    ...(clusterMaxPages ? { maxPages: clusterMaxPages } : {}),
+  });
+  const nodesPart = names.map((n, i) => `${n} ${lastStats.get(i)?.fetched ?? 0}${up[i] ? "" : " (idle)"}`).join(" ");
+  const line = `round ${round} | ${nodesPart} | ${progress.render(t0)}`;
+  if (tty) {
+    const width = process.stdout.columns ? process.stdout.columns - 1 : 200;
+    process.stdout.write(`\r\x1b[K${line.slice(0, width)}`);
+  } else if (Date.now() - lastPrint >= 5000) {
     lastPrint = Date.now();
     console.log(line);
   }

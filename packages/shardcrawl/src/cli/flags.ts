@@ -60,6 +60,11 @@ flow control:
   --write-buffer-bytes <b>    per parser: output not yet on disk; past it the parser takes no new page (default 67108864)
   --priority-rule <t>:<re>    URLs matching the regular expression get priority tier t (0 = first, 3 = shed first);
                               repeatable, first match wins, before the depth/shape heuristic
+
+logs (JSON lines, pino, in <out>/logs/<role>[-<index>].<n>.log):
+  --log-level <level>         trace, debug, info, warn, error, fatal or silent (default info)
+  --log-max-bytes <b>         roll a process's log file at this size (default 10485760)
+  --log-files <n>             rotated files kept per process besides the active one (default 5)
 `;
 
 function int(name: string, v: string | undefined): number | undefined {
@@ -121,6 +126,9 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "typical-page-bytes": { type: "string" },
         "write-buffer-bytes": { type: "string" },
         "priority-rule": { type: "string", multiple: true },
+        "log-level": { type: "string" },
+        "log-max-bytes": { type: "string" },
+        "log-files": { type: "string" },
         help: { type: "boolean", short: "h" },
       },
     });
@@ -210,6 +218,9 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   } catch (err) {
     throw new UsageError((err as Error).message);
   }
+  if (v["log-level"] !== undefined) c.logLevel = v["log-level"] as NodeConfig["logLevel"];
+  c.logMaxBytes = int("log-max-bytes", v["log-max-bytes"]) ?? c.logMaxBytes;
+  c.logFiles = int("log-files", v["log-files"]) ?? c.logFiles;
   const errors = validateConfig(c);
   if (errors.length) throw new UsageError(errors.join("\n"));
   return c;

@@ -12,6 +12,7 @@ import { STATUS_USAGE, runStatusCommand } from "./status-command.js";
 import { CLUSTER_USAGE, runClusterCommand } from "./cluster-command.js";
 import { loadClusterFile } from "./cluster-file.js";
 import { REHOME_USAGE, runRehomeCommand } from "./rehome-command.js";
+import { INSPECT_USAGE, runInspectCommand } from "./inspect-command.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
@@ -23,8 +24,11 @@ commands:
                                              split a seed list by owning node
   ingest --out <dir> <outbox files...>       add other nodes' outbox files to this node's frontier
   rehome --out <dir> --cluster <f> --name <n>  (stopped node) move queued URLs of hosts it no longer owns to its outbox
-  status --cluster <file>                    pages/s, frontier, hosts, errors, disk of every node
+  status --cluster <file> [--serve]          pages/s, frontier, hosts, errors, disk of every node (--serve: the cluster page)
   cluster plan --cluster <file> [--write]    the nodes of a cluster file (for scripts/cluster.sh)
+  inspect host <host> | url <url> (--out <dir>|--redis <url>|--cluster <file>) [--json]
+                                             a host's queues, robots rules, limits and recent outcomes;
+                                             a URL's owner and fate (fetched, queued, refused and why, shed)
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
@@ -38,6 +42,7 @@ function usageOf(cmd: string | undefined): string {
     case "status": return STATUS_USAGE;
     case "cluster": return CLUSTER_USAGE;
     case "rehome": return REHOME_USAGE;
+    case "inspect": return INSPECT_USAGE;
     default: return USAGE;
   }
 }
@@ -84,6 +89,8 @@ async function main(argv: string[]): Promise<number> {
       return runClusterCommand(rest);
     case "rehome":
       return runRehomeCommand(rest);
+    case "inspect":
+      return runInspectCommand(rest);
     case "help":
     case "--help":
     case "-h":

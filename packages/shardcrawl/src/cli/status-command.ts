@@ -1,20 +1,23 @@
 // `shardcrawl status --cluster <file>`: asks every node's /status endpoint (timeout, size cap)
 // and prints one line per node and the totals; a node that does not answer is shown as down.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { request } from "undici";
-import { loadClusterFile, type ClusterNode } from "./cluster-file.js";
+import { loadClusterFile, type ClusterNode, type ClusterSpec } from "./cluster-file.js";
 import { UsageError } from "./flags.js";
+import { serveClusterPage } from "./cluster-page.js";
+import { fetchStatusBody } from "./node-status-client.js";
 
 export const STATUS_USAGE = `usage: shardcrawl status --cluster <file> [--json] [--timeout <ms>]
+       shardcrawl status --cluster <file> --serve [--port <n>] [--bind <addr>] [--poll <ms>]
 
 Shows each node's pages/s, pages fetched, frontier size, hosts, error rate and disk use from its
 /status endpoint, and the cluster's totals. A node whose statusPort is 0 is found through
-<out>/status.json (local nodes only).
-`;
+<out>/status.json (local nodes only). Nodes bound off loopback are asked with the bearer token
+in SHARDCRAWL_STATUS_TOKEN.
 
-const MAX_STATUS_BYTES = 1024 * 1024;
+--serve runs the cluster page (live charts, every node's bottleneck, the hosts pushing back
+hardest) until interrupted, on 127.0.0.1 and --port (default: any free port; the URL is printed).
+Binding elsewhere needs SHARDCRAWL_STATUS_TOKEN, as the nodes do.
+`;
 
 export interface NodeStatusRow {
   node: string;
@@ -30,43 +33,17 @@ export interface NodeStatusRow {
   freeBytes: number | null;
 }
 
-interface StatusBody {
-  pagesPerSecond?: number;
-  stats?: { fetched?: number; errors?: number; queued?: number; hostsQueued?: number; counters?: Record<string, number> };
-  disk?: { outputBytes?: number; freeBytes?: number | null };
-}
-
-function portOf(n: ClusterNode): number {
-  if (n.statusPort > 0) return n.statusPort;
-  const p = join(n.out, "status.json");
-  return existsSync(p) ? Number((JSON.parse(readFileSync(p, "utf8")) as { statusPort?: number }).statusPort ?? 0) : 0;
-}
-
 export async function fetchNodeStatus(n: ClusterNode, timeoutMs: number): Promise<NodeStatusRow> {
   const down = (error: string): NodeStatusRow => ({ node: n.name, up: false, error, pagesPerSecond: 0, fetched: 0, errors: 0, queued: 0, hosts: 0, outbox: 0, outputBytes: 0, freeBytes: null });
-  const port = portOf(n);
-  if (!port) return down("no status port (not running?)");
-  const host = n.host.includes(":") ? `[${n.host}]` : n.host;
-  try {
-    const res = await request(`http://${host}:${port}/status`, { headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs) });
-    let size = 0;
-    const chunks: Buffer[] = [];
-    for await (const c of res.body) {
-      size += (c as Buffer).byteLength;
-      if (size > MAX_STATUS_BYTES) throw new Error(`status body over ${MAX_STATUS_BYTES} bytes`);
-      chunks.push(c as Buffer);
-    }
-    if (res.statusCode !== 200) return down(`HTTP ${res.statusCode}`);
-    const b = JSON.parse(Buffer.concat(chunks).toString("utf8")) as StatusBody;
-    const s = b.stats ?? {};
-    return {
-      node: n.name, up: true, pagesPerSecond: b.pagesPerSecond ?? 0, fetched: s.fetched ?? 0, errors: s.errors ?? 0,
-      queued: s.queued ?? 0, hosts: s.hostsQueued ?? 0, outbox: s.counters?.outboxLinks ?? 0,
-      outputBytes: b.disk?.outputBytes ?? 0, freeBytes: b.disk?.freeBytes ?? null,
-    };
-  } catch (e) {
-    return down((e as Error).message);
-  }
+  const r = await fetchStatusBody(n, timeoutMs);
+  if (!r.ok) return down(r.error);
+  const b = r.body;
+  const s = b.stats ?? {};
+  return {
+    node: n.name, up: true, pagesPerSecond: b.pagesPerSecond ?? 0, fetched: s.fetched ?? 0, errors: s.errors ?? 0,
+    queued: s.queued ?? 0, hosts: s.hostsQueued ?? 0, outbox: s.counters?.outboxLinks ?? 0,
+    outputBytes: b.disk?.outputBytes ?? 0, freeBytes: b.disk?.freeBytes ?? null,
+  };
 }
 
 function gb(n: number | null): string {
@@ -90,7 +67,10 @@ export function formatStatusTable(rows: NodeStatusRow[]): string {
 export async function runStatusCommand(argv: string[]): Promise<number> {
   let v;
   try {
-    v = parseArgs({ args: argv, strict: true, options: { cluster: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+    v = parseArgs({ args: argv, strict: true, options: {
+      cluster: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" }, help: { type: "boolean", short: "h" },
+      serve: { type: "boolean" }, port: { type: "string" }, bind: { type: "string" }, poll: { type: "string" },
+    } }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -102,7 +82,27 @@ export async function runStatusCommand(argv: string[]): Promise<number> {
   const timeoutMs = v.timeout === undefined ? 3000 : Number(v.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new UsageError(`--timeout: expected milliseconds > 0, got ${JSON.stringify(v.timeout)}`);
   const cluster = loadClusterFile(v.cluster);
+  if (v.serve) return serveUntilSignal(cluster, { bind: v.bind ?? "127.0.0.1", port: intFlag("port", v.port, 0, 0, 65535), timeoutMs, pollMs: intFlag("poll", v.poll, 2000, 100, 3_600_000) });
   const rows = await Promise.all(cluster.nodes.map((n) => fetchNodeStatus(n, timeoutMs)));
   process.stdout.write(v.json ? `${JSON.stringify(rows)}\n` : formatStatusTable(rows));
   return rows.every((r) => r.up) ? 0 : 1;
+}
+
+function intFlag(name: string, raw: string | undefined, dflt: number, min: number, max: number): number {
+  if (raw === undefined) return dflt;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < min || n > max) throw new UsageError(`--${name}: expected an integer in ${min}..${max}, got ${JSON.stringify(raw)}`);
+  return n;
+}
+
+async function serveUntilSignal(cluster: ClusterSpec, opts: { bind: string; port: number; timeoutMs: number; pollMs: number }): Promise<number> {
+  const server = await serveClusterPage(cluster, opts);
+  const host = opts.bind.includes(":") ? `[${opts.bind}]` : opts.bind;
+  process.stdout.write(`cluster page: http://${host}:${server.port}/\n`);
+  await new Promise<void>((resolve) => {
+    process.once("SIGINT", resolve);
+    process.once("SIGTERM", resolve);
+  });
+  await server.close();
+  return 0;
 }

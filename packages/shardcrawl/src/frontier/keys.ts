@@ -44,10 +44,15 @@
 //   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
 //    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
+//   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
+//                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
+//                              (read by `shardcrawl inspect url`; lib.lua shed_note)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
+/** Entries kept in P shedlog (about 100 bytes each): enough to explain recent shedding, bounded under memory pressure. */
+export const SHED_LOG_MAX = 1000;
 
 export class FrontierKeys {
   constructor(readonly prefix: string = DEFAULT_PREFIX) {
@@ -79,4 +84,5 @@ export class FrontierKeys {
   get fetchTimes(): string { return `${this.prefix}fetchtimes`; }
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
+  get shedLog(): string { return `${this.prefix}shedlog`; }
 }

@@ -9,6 +9,7 @@
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
 import { MAX_TIER } from "../shared/types.js";
+import { SHED_LOG_MAX } from "./keys.js";
 
 const LUA_DIR = new URL("../../src/frontier/lua/", import.meta.url);
 
@@ -38,7 +39,7 @@ let sources: Map<ScriptName, string> | undefined;
 function loadSources(): Map<ScriptName, string> {
   if (sources) return sources;
   const read = (file: string) => readFileSync(new URL(file, LUA_DIR), "utf8");
-  const lib = read("lib.lua").replaceAll("__MAX_TIER__", String(MAX_TIER));
+  const lib = read("lib.lua").replaceAll("__MAX_TIER__", String(MAX_TIER)).replaceAll("__SHEDLOG_MAX__", String(SHED_LOG_MAX));
   const map = new Map<ScriptName, string>();
   for (const [name, withLib] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, boolean]>) {
     const body = read(`${name}.lua`);

@@ -5,6 +5,7 @@ import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
+import { validateLogSettings } from "../log/node-logger.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -129,6 +130,10 @@ export interface NodeConfig {
   queueSizing?: QueueSizing;
   /** URL priority rules, first match wins: [{pattern (a regular expression on the URL), priority (tier 0 = first)}]. */
   priorityRules: PriorityRule[];
+  /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
+  logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
+  logMaxBytes: number;
+  logFiles: number;
 }
 
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
@@ -203,6 +208,9 @@ export function defaultConfig(): NodeConfig {
     typicalPageBytes: 256 * 1024,
     writeBufferBytes: 64 * 1024 * 1024,
     priorityRules: [],
+    logLevel: "info",
+    logMaxBytes: 10 * 1024 * 1024,
+    logFiles: 5,
   };
 }
 
@@ -253,6 +261,7 @@ export function validateConfig(c: NodeConfig): string[] {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
+  errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
   return errors;
 }
 

@@ -9,7 +9,7 @@
 // in Redis shared by all fetchers, schedule/lease-ttl.ts),
 // and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
-import { childContext, sleep } from "./child-runtime.js";
+import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
@@ -17,6 +17,8 @@ import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
+import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
+import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
@@ -29,7 +31,10 @@ async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
   const frontier = await openFrontier(ctx.redis, config);
-  const client: HttpClient = createHttpClient({
+  // Metrics: page-log lines by outcome and TLS handshakes go to the Redis stats; loop lag over IPC.
+  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  reportEventLoop((m) => ctx.send(m));
+  const client: HttpClient = countingTls(createHttpClient({
     userAgent: config.userAgent,
     connectTo: config.connectTo,
     resolve: config.resolve,
@@ -38,8 +43,8 @@ async function main(): Promise<void> {
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
-  });
-  const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes });
+  }), stats);
+  const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
   const inFlight = new Set<Promise<void>>();
@@ -247,12 +252,10 @@ async function main(): Promise<void> {
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);
   await pageLog.close();
+  await stats.close();
   await client.close();
   ctx.redis.disconnect();
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[fetcher] fatal: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatal("fetcher", err));

@@ -1,41 +1,80 @@
-// Prometheus exposition of the node's state. Names follow Prometheus conventions (unit suffixes,
-// _total for counters); the snapshot comes from Redis, which is the node's single source of truth.
+// Prometheus exposition of the node's state, rendered by prom-client. Names follow Prometheus
+// conventions: a shardcrawl_ prefix, base units (seconds, bytes) and _total on counters; every
+// series carries node="<name>" first. The snapshot comes from Redis (the node's single source of
+// truth for counters, so they survive child restarts and resumed crawls), from /proc (CPU and
+// memory per process) and from the children's IPC reports (event-loop lag).
 // Flow-control pressure (issue 5): queue depth, capacity and age of the oldest item, blocked time,
 // rejections (dropped, filtered), retries and the retry ratio, shed/spilled/re-admitted counts,
 // in-flight and current limit of the top hosts by pressure, Redis memory against its budget.
+import { Counter, Gauge, Registry } from "prom-client";
 import type { HostPressure } from "../frontier/index.js";
 import type { NodeStats } from "./open-frontier.js";
 
-interface Snapshot {
-  node?: string;
-  stats?: NodeStats;
+/** CPU and memory of one process of the node, read from /proc. */
+export interface ProcessSample {
+  /** supervisor, fetcher-0, parser-1, redis, ... */
+  process: string;
+  pid: number;
+  cpuSeconds: number;
+  rssBytes: number;
 }
 
-const COUNTERS: Array<[keyof NodeStats, string, string]> = [
-  ["fetched", "shardcrawl_pages_fetched_total", "Pages fetched (any HTTP status)."],
-  ["parsed", "shardcrawl_pages_parsed_total", "Pages parsed and written to WARC."],
-  ["failed", "shardcrawl_fetch_failures_total", "Fetches that ended without a response."],
-  ["robotsDisallowed", "shardcrawl_robots_disallowed_total", "URLs refused by robots.txt."],
-  ["discovered", "shardcrawl_urls_discovered_total", "New URLs added to the frontier."],
-  ["outOfScope", "shardcrawl_links_out_of_scope_total", "Links dropped as out of scope."],
+/** Event-loop delay of one process over its last report interval. */
+export interface EventLoopSample {
+  process: string;
+  meanSeconds: number;
+  maxSeconds: number;
+}
+
+export interface MetricsSnapshot {
+  node?: string;
+  stats?: NodeStats;
+  processes?: ProcessSample[];
+  eventLoop?: EventLoopSample[];
+  /** Child processes restarted after a crash. */
+  restarts?: number;
+  /** Requests the node's fetchers may have in flight (fetchers x fetcherConcurrency). */
+  fetchCapacity?: number;
+  /** The stage that limits throughput now (node/bottleneck.ts). */
+  bottleneck?: { stage: string };
+}
+
+export const METRICS_CONTENT_TYPE = new Registry().contentType;
+
+type Get = (s: NodeStats) => number;
+
+const COUNTERS: Array<[string, string, Get]> = [
+  ["shardcrawl_pages_fetched_total", "Pages fetched (any HTTP status).", (s) => s.fetched],
+  ["shardcrawl_pages_parsed_total", "Pages parsed and written to WARC.", (s) => s.parsed],
+  ["shardcrawl_fetch_failures_total", "Fetches that ended without a response.", (s) => s.failed],
+  ["shardcrawl_robots_disallowed_total", "URLs refused by robots.txt.", (s) => s.robotsDisallowed],
+  ["shardcrawl_urls_discovered_total", "New URLs added to the frontier.", (s) => s.discovered],
+  ["shardcrawl_links_out_of_scope_total", "Links dropped as out of scope.", (s) => s.outOfScope],
 ];
 
-const GAUGES: Array<[keyof NodeStats, string, string]> = [
-  ["queued", "shardcrawl_frontier_urls", "URLs queued in the frontier."],
-  ["hostsQueued", "shardcrawl_frontier_hosts", "Hosts with queued URLs."],
-  ["leases", "shardcrawl_fetch_leases", "URLs leased to fetchers (in flight)."],
-  ["parseQueue", "shardcrawl_parse_queue_pages", "Pages waiting in the parse queue."],
-  ["parseInFlight", "shardcrawl_parse_in_flight_pages", "Pages taken by parsers, not yet acknowledged."],
+const GAUGES: Array<[string, string, Get]> = [
+  ["shardcrawl_frontier_urls", "URLs queued in the frontier.", (s) => s.queued],
+  ["shardcrawl_frontier_hosts", "Hosts with queued URLs.", (s) => s.hostsQueued],
+  ["shardcrawl_frontier_ready_hosts", "Hosts waiting in the ready schedule (queued, not at their concurrency limit).", (s) => s.readyHosts],
+  ["shardcrawl_frontier_due_hosts", "Ready hosts whose politeness delay has passed (fetchable now).", (s) => s.dueHosts],
+  ["shardcrawl_fetch_leases", "URLs leased to fetchers (in flight).", (s) => s.leases],
+  ["shardcrawl_parse_queue_pages", "Pages waiting in the parse queue.", (s) => s.parseQueue],
+  ["shardcrawl_parse_in_flight_pages", "Pages taken by parsers, not yet acknowledged.", (s) => s.parseInFlight],
 ];
 
 /** Counter families built from stats counters with a prefix: [prefix, metric, help, label, scale]. */
 const LABELLED: Array<[string, string, string, string, number]> = [
+  ["page:", "shardcrawl_pages_total", "Page-log lines (every fetch attempt and refusal), by outcome: HTTP status class (2xx..5xx) or error class.", "outcome", 1],
+  ["pageBytes:", "shardcrawl_page_bytes_total", "Body bytes received, by the outcome of the page-log line.", "outcome", 1],
+  ["err:", "shardcrawl_fetch_errors_total", "URLs that failed for good, by error class (dns, connect, tls, robots-disallowed, ...).", "class", 1],
+  ["parseErr:", "shardcrawl_parse_errors_total", "Pages parsed with an error, by class (decode-bomb, decode-error, ...).", "class", 1],
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
   ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, storage, global-full, upstream, quota).", "reason", 0.001],
   ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];
 
+/** Plain counters straight from a stats field. */
 const PLAIN: Array<[string, string, string]> = [
   ["shed", "shardcrawl_frontier_shed_total", "Queued lower-priority URLs dropped to make room for better ones."],
   ["spilled", "shardcrawl_frontier_spilled_total", "Queued lower-priority URLs spilled to disk to make room for better ones."],
@@ -43,67 +82,84 @@ const PLAIN: Array<[string, string, string]> = [
   ["aimd:decrease", "shardcrawl_host_limit_decreases_total", "Multiplicative decreases of a host's adaptive limit."],
   ["upstream:paused", "shardcrawl_upstream_pauses_total", "Pauses of all fetching asked for by our upstream plan."],
   ["reaped", "shardcrawl_leases_expired_total", "Leases that expired and were returned to their queues."],
+  ["duplicates", "shardcrawl_urls_duplicate_total", "Discovered URLs already seen (Bloom filter)."],
+  ["tls:handshakes", "shardcrawl_tls_handshakes_total", "TLS connections set up by fetchers (full or resumed handshakes)."],
+  ["tls:sessionReuses", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
+  ["outboxLinks", "shardcrawl_outbox_links_total", "Links owned by other nodes, written to the outbox (cluster)."],
 ];
 
-function esc(v: string): string {
-  return v.replace(/["\\\n]/g, "_");
-}
+const PER_HOST: Array<[string, string, (h: HostPressure) => number]> = [
+  ["shardcrawl_host_in_flight_requests", "Requests in flight to a host (top hosts by pressure).", (h) => h.inFlight],
+  ["shardcrawl_host_concurrency_limit", "Current adaptive concurrency limit of a host (top hosts by pressure).", (h) => h.limit],
+  ["shardcrawl_host_delay_multiplier", "Current delay multiplier of a host (top hosts by pressure).", (h) => h.delayMultiplier],
+  ["shardcrawl_host_pressure_ratio", "Hard limit over current limit, times the delay multiplier (top hosts).", (h) => h.pressure],
+  ["shardcrawl_host_retry_ratio", "Retries over attempts of a host (top hosts by pressure).", (h) => h.retryRatio],
+  ["shardcrawl_host_queued_urls", "URLs queued for a host (top hosts by pressure).", (h) => h.queued],
+];
 
-export function renderMetrics(snap: Snapshot): string {
-  const out: string[] = [];
+/** The whole exposition for one scrape. A fresh registry each time: the values are a snapshot, not state. */
+export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
+  const reg = new Registry();
+  const node = snap.node ?? "node0";
   const s = snap.stats;
-  const label = `node="${esc(snap.node ?? "node0")}"`;
-  const family = (name: string, type: "counter" | "gauge", help: string) => out.push(`# HELP ${name} ${help}`, `# TYPE ${name} ${type}`);
-  for (const [k, name, help] of COUNTERS) {
-    family(name, "counter", help);
-    out.push(`${name}{${label}} ${Number(s?.[k] ?? 0)}`);
-  }
-  for (const [k, name, help] of GAUGES) {
-    family(name, "gauge", help);
-    out.push(`${name}{${label}} ${Number(s?.[k] ?? 0)}`);
-  }
   const c = s?.counters ?? {};
+  const counter = (name: string, help: string, labelNames: string[] = []) => new Counter({ name, help, labelNames: ["node", ...labelNames], registers: [reg] });
+  const gauge = (name: string, help: string, labelNames: string[] = []) => new Gauge({ name, help, labelNames: ["node", ...labelNames], registers: [reg] });
+  // Counters mirror absolute values; a negative or non-numeric one (a stats field a bug damaged) is
+  // shown as 0 rather than failing the whole scrape.
+  const inc = (m: Counter, v: number, labels: Record<string, string> = {}) => m.inc({ node, ...labels }, Number.isFinite(v) ? Math.max(0, v) : 0);
+  const set = (name: string, help: string, v: number) => gauge(name, help).set({ node }, v);
+
+  for (const [name, help, get] of COUNTERS) inc(counter(name, help), s ? get(s) : 0);
+  for (const [name, help, get] of GAUGES) set(name, help, s ? get(s) : 0);
   for (const [prefix, name, help, lname, scale] of LABELLED) {
-    family(name, "counter", help);
-    for (const [k, v] of Object.entries(c)) {
-      if (k.startsWith(prefix)) out.push(`${name}{${label},${lname}="${esc(k.slice(prefix.length))}"} ${v * scale}`);
-    }
+    const m = counter(name, help, [lname]);
+    for (const [k, v] of Object.entries(c)) if (k.startsWith(prefix)) inc(m, v * scale, { [lname]: k.slice(prefix.length) });
   }
-  for (const [k, name, help] of PLAIN) {
-    family(name, "counter", help);
-    out.push(`${name}{${label}} ${c[k] ?? 0}`);
-  }
+  for (const [k, name, help] of PLAIN) inc(counter(name, help), c[k] ?? 0);
   const retries = c.retries ?? 0;
   const attempts = retries + (c.fetched ?? 0) + (c.failed ?? 0);
-  family("shardcrawl_fetch_retry_ratio", "gauge", "Retries over all attempts since the crawl started.");
-  out.push(`shardcrawl_fetch_retry_ratio{${label}} ${attempts > 0 ? retries / attempts : 0}`);
+  set("shardcrawl_fetch_retry_ratio", "Retries over all attempts since the crawl started.", attempts > 0 ? retries / attempts : 0);
+  set("shardcrawl_fetch_capacity_requests", "Requests the node's fetchers may have in flight (fetchers x fetcher concurrency).", snap.fetchCapacity ?? 0);
+  inc(counter("shardcrawl_child_restarts_total", "Fetcher and parser processes restarted after they died."), snap.restarts ?? 0);
+
   const p = s?.pressure;
   if (p) {
-    const g = (name: string, help: string, v: number) => {
-      family(name, "gauge", help);
-      out.push(`${name}{${label}} ${v}`);
-    };
-    g("shardcrawl_parse_queue_capacity_pages", "Parse queue bound (fetchers stop leasing at it).", p.parseQueueMax);
-    g("shardcrawl_parse_stage_bytes", "Body bytes queued for or being parsed (bounded by parseQueueMaxBytes).", s?.counters.parseBytes ?? 0);
-    g("shardcrawl_parse_queue_oldest_age_seconds", "Age of the oldest page waiting in the parse queue.", p.parseQueueOldestAgeMs / 1000);
-    g("shardcrawl_redis_memory_used_bytes", "Redis used_memory.", p.redisUsedBytes);
-    g("shardcrawl_redis_memory_budget_bytes", "Redis memory budget (0 = none).", p.redisBudgetBytes);
-    g("shardcrawl_frontier_total_cap_urls", "Total queue cap set by the memory governor (0 = the configured cap applies).", p.totalCap ?? 0);
-    g("shardcrawl_spill_waiting_urls", "Shed URLs in Redis waiting to be written to disk.", p.spillWaiting);
-    g("shardcrawl_spill_on_disk_urls", "Shed URLs in spill files waiting to be re-admitted.", p.spillOnDisk);
-    g("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
-    g("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
-    const perHost: Array<[string, string, (h: HostPressure) => number]> = [
-      ["shardcrawl_host_in_flight_requests", "Requests in flight to a host (top hosts by pressure).", (h) => h.inFlight],
-      ["shardcrawl_host_concurrency_limit", "Current adaptive concurrency limit of a host (top hosts by pressure).", (h) => h.limit],
-      ["shardcrawl_host_delay_multiplier", "Current delay multiplier of a host (top hosts by pressure).", (h) => h.delayMultiplier],
-      ["shardcrawl_host_pressure_ratio", "Hard limit over current limit, times the delay multiplier (top hosts).", (h) => h.pressure],
-      ["shardcrawl_host_retry_ratio", "Retries over attempts of a host (top hosts by pressure).", (h) => h.retryRatio],
-    ];
-    for (const [name, help, get] of perHost) {
-      family(name, "gauge", help);
-      for (const h of p.hosts) out.push(`${name}{${label},host="${esc(h.host)}"} ${get(h)}`);
+    set("shardcrawl_parse_queue_capacity_pages", "Parse queue bound (fetchers stop leasing at it).", p.parseQueueMax);
+    set("shardcrawl_parse_stage_bytes", "Body bytes queued for or being parsed (bounded by parseQueueMaxBytes).", c.parseBytes ?? 0);
+    set("shardcrawl_parse_queue_oldest_age_seconds", "Age of the oldest page waiting in the parse queue.", p.parseQueueOldestAgeMs / 1000);
+    set("shardcrawl_frontier_ready_lag_seconds", "How long the most overdue ready host has been due (fetchers falling behind the schedule).", (p.readyLagMs ?? 0) / 1000);
+    set("shardcrawl_redis_memory_used_bytes", "Redis used_memory.", p.redisUsedBytes);
+    set("shardcrawl_redis_memory_budget_bytes", "Redis memory budget (0 = none).", p.redisBudgetBytes);
+    set("shardcrawl_frontier_total_cap_urls", "Total queue cap set by the memory governor (0 = the configured cap applies).", p.totalCap ?? 0);
+    set("shardcrawl_spill_waiting_urls", "Shed URLs in Redis waiting to be written to disk.", p.spillWaiting);
+    set("shardcrawl_spill_on_disk_urls", "Shed URLs in spill files waiting to be re-admitted.", p.spillOnDisk);
+    set("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
+    set("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
+    for (const [name, help, get] of PER_HOST) {
+      const g = gauge(name, help, ["host"]);
+      for (const h of p.hosts) g.set({ node, host: h.host }, get(h));
     }
   }
-  return out.join("\n") + "\n";
+
+  if (snap.processes) {
+    const cpu = counter("shardcrawl_process_cpu_seconds_total", "User plus system CPU time of a process of the node (supervisor, fetcher-N, parser-N, redis).", ["process"]);
+    const rss = gauge("shardcrawl_process_resident_memory_bytes", "Resident memory of a process of the node.", ["process"]);
+    for (const pr of snap.processes) {
+      inc(cpu, pr.cpuSeconds, { process: pr.process });
+      rss.set({ node, process: pr.process }, pr.rssBytes);
+    }
+  }
+  if (snap.eventLoop) {
+    const mean = gauge("shardcrawl_event_loop_lag_seconds", "Mean event-loop delay of a process over its last report interval.", ["process"]);
+    const max = gauge("shardcrawl_event_loop_lag_max_seconds", "Largest event-loop delay of a process over its last report interval.", ["process"]);
+    for (const e of snap.eventLoop) {
+      mean.set({ node, process: e.process }, e.meanSeconds);
+      max.set({ node, process: e.process }, e.maxSeconds);
+    }
+  }
+  if (snap.bottleneck) {
+    gauge("shardcrawl_bottleneck_stage", "1 for the stage that limits throughput now (see the status page), else absent.", ["stage"]).set({ node, stage: snap.bottleneck.stage }, 1);
+  }
+  return reg.metrics();
 }

@@ -49,6 +49,8 @@ export interface NodePressure {
   redisBudgetBytes: number;
   parseQueueMax: number;
   parseQueueOldestAgeMs: number;
+  /** How long the most overdue ready host has been due (0 when none is overdue). */
+  readyLagMs?: number;
   /** The memory governor's lower total cap, if any. */
   totalCap?: number;
   spillWaiting: number;
@@ -130,9 +132,11 @@ export class NodeFrontier {
   }
 
   /** Milliseconds until the earliest ready host is due (null when no host is ready). */
-  async msUntilNextDue(now: number): Promise<number | null> {
+  async msUntilNextDue(now: number, signed = false): Promise<number | null> {
     const r = await this.redis.zrange(this.frontier.keys.ready, 0, 0, "WITHSCORES");
-    return r.length < 2 ? null : Math.max(0, Number(r[1]) - now);
+    if (r.length < 2) return null;
+    // signed: negative when the host is overdue (metrics: how far fetchers lag the schedule).
+    return signed ? Number(r[1]) - now : Math.max(0, Number(r[1]) - now);
   }
 
   async getRobots(origin: string): Promise<RobotsEntry | null> {
@@ -230,6 +234,7 @@ export class NodeFrontier {
       redisBudgetBytes: this.memoryBudgetBytes,
       parseQueueMax: f.parse.max,
       parseQueueOldestAgeMs: await f.parseQueueOldestAgeMs(),
+      readyLagMs: Math.max(0, -((await this.msUntilNextDue(Date.now(), true)) ?? 0)),
       ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}),
       spillWaiting: await f.spilledWaiting(),
       spillOnDisk: await f.spilledOnDisk(),

@@ -5,7 +5,7 @@
 // is bounded in bytes (writeBufferBytes): slow storage stops the parser taking pages.
 import { join } from "node:path";
 import { Piscina } from "piscina";
-import { childContext, sleep } from "./child-runtime.js";
+import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
@@ -16,6 +16,8 @@ import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
+import { StatsBatch, countingPageLog } from "./stats-batch.js";
+import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";
 import { StorageSignal } from "./storage-signal.js";
 
@@ -88,7 +90,10 @@ async function main(): Promise<void> {
     return own;
   }
 
-  const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes });
+  // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
+  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  reportEventLoop((m) => ctx.send(m));
+  const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Two stages: parsing (CPU, in the pool, at most maxInFlight pages) and writing (WARC, page log,
   // outbox, then the ack), bounded in bytes by the write buffer. When storage is slow the buffer
   // fills and no new page is taken; the StorageSignal tells the fetchers that is why they wait.
@@ -233,13 +238,11 @@ async function main(): Promise<void> {
   await pool.destroy();
   await writer.close();
   await pageLog.close();
+  await stats.close();
   if (outboxTimer) clearInterval(outboxTimer);
   await outbox?.close();
   ctx.redis.disconnect();
   process.exit(0);
 }
 
-main().catch((err: unknown) => {
-  console.error(`[parser] fatal: ${(err as Error).stack ?? String(err)}`);
-  process.exit(1);
-});
+main().catch((err: unknown) => exitFatal("parser", err));

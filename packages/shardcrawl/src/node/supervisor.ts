@@ -20,6 +20,8 @@ import { cachedDiskUsage } from "./disk-usage.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
 import { UrlPrioritizer } from "../schedule/priority.js";
 import type { QueueSizing } from "./queue-sizing.js";
+import { NodeObserver } from "./node-observer.js";
+import { openSupervisorLog } from "./node-logs.js";
 
 export interface CrawlSummary {
   node: string;
@@ -53,9 +55,14 @@ const DIST_NODE = new URL(".", import.meta.url);
 
 export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promise<CrawlSummary> {
   const stream = opts.stream ?? process.stderr;
-  const say = (m: string) => stream.write(`${m}\n`);
   const startedAt = Date.now();
   mkdirSync(config.out, { recursive: true });
+  // Operator messages go to the terminal and, as structured lines, to <out>/logs/supervisor.<n>.log.
+  const log = openSupervisorLog(config);
+  const say = (m: string) => {
+    log.logger.info(m);
+    stream.write(`${m}\n`);
+  };
   for (const d of ["warc", "pages"]) mkdirSync(join(config.out, d), { recursive: true });
 
   // A crash leaves .open files behind; make them whole before anyone writes again.
@@ -108,7 +115,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Links from other nodes, exchanged into out/inbox/ between rounds (or while we run).
   if (await ingestInbox(ingestCtx, config.out, ingestReport)) say(`ingested ${ingestReport.files} inbox files: ${ingestReport.added} new URLs, ${ingestReport.seen} already seen, ${ingestReport.rerouted} re-routed to their owners`);
 
-  const children = new ChildGroup(config, redisUrl, () => undefined, say);
+  // History, CPU/memory per process, event-loop lag (children report it over IPC) and the bottleneck.
+  const observer: NodeObserver = new NodeObserver(config, () => [
+    { process: "supervisor", pid: process.pid },
+    ...children.pids().map((c) => ({ process: `${c.role}-${c.index}`, pid: c.pid })),
+    ...(redisHandle ? [{ process: "redis", pid: redisHandle.pid }] : []),
+  ]);
+  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say);
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
@@ -122,7 +135,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
     ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
-  }));
+    restarts: children.restarts, ...observer.extras(),
+  }), () => observer.samples());
   opts.onListening?.(status.port);
   writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
 
@@ -151,6 +165,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       await ingestInbox(ingestCtx, config.out, ingestReport).catch((err: unknown) => say(`inbox ingest failed: ${(err as Error).message}`));
     }
     lastStats = await frontier.stats();
+    observer.update(lastStats);
     const now = Date.now();
     if (now - rate.t >= 10_000) {
       rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
@@ -158,7 +173,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       rate.fetched = lastStats.fetched;
     }
     progress.update({
-      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors,
+      t: Date.now(), fetched: lastStats.fetched, parsed: lastStats.parsed, errors: lastStats.errors, failed: lastStats.failed,
       queued: lastStats.queued, hosts: lastStats.hostsQueued, leases: lastStats.leases, parseQueue: lastStats.parseQueue + lastStats.parseInFlight,
       maxPages: config.maxPages,
     });
@@ -192,6 +207,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   lastStats = await frontier.stats();
   await ingestOutbox?.close();
   await status.close();
+  observer.close();
   process.off("SIGINT", onSignal);
   process.off("SIGTERM", onSignal);
   const elapsedMs = Date.now() - startedAt;
@@ -222,6 +238,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     say(`shardcrawl: STOPPED, upstream quota exhausted (${stopMessage ?? ""}). ${lastStats.queued} URLs are still queued in ${config.out}; ` +
       `run the same command again once the quota is restored to continue (exit code ${exitCodeFor("quota")}).`);
   }
+  log.logger.info({ summary: { reason, elapsedMs, stats: { fetched: lastStats.fetched, failed: lastStats.failed, queued: lastStats.queued }, restarts: children.restarts } }, "node stopped");
+  log.close();
   return summary;
 }
 

@@ -30,6 +30,32 @@ describe("status endpoint exposure", () => {
       const res = await fetch(url, { headers: { authorization: "Bearer t0ken-t0ken-t0ken-t0ken" } });
       expect(res.status).toBe(200);
       expect(await res.json()).toEqual({ ok: true });
+      // A browser: HTTP Basic with any user and the token as the password, for the page and its data.
+      const basic = (pw: string) => ({ authorization: `Basic ${Buffer.from(`operator:${pw}`).toString("base64")}` });
+      const page = await fetch(`http://127.0.0.1:${server.port}/`, { headers: basic("t0ken-t0ken-t0ken-t0ken") });
+      expect(page.status).toBe(200);
+      expect(await page.text()).toMatch(/<title>shardcrawl node<\/title>/);
+      expect((await fetch(`http://127.0.0.1:${server.port}/`, { headers: basic("wrong") })).status).toBe(401);
+      const challenge = await fetch(`http://127.0.0.1:${server.port}/`);
+      expect(challenge.headers.get("www-authenticate")).toMatch(/Basic/);
+    } finally {
+      await server.close();
+    }
+  });
+
+  it("serves the status page, its script, /history and /metrics on loopback", async () => {
+    const server = await startStatusServer({ ...defaultConfig(), statusPort: 0 }, () => ({ node: "n9" }), () => [{ t: 1, fetched: 2 }]);
+    try {
+      const get = (p: string) => fetch(`http://127.0.0.1:${server.port}${p}`);
+      const page = await get("/");
+      expect(page.headers.get("content-type")).toMatch(/text\/html/);
+      expect(await page.text()).toContain('<script src="/ui/charts.js">');
+      expect(await (await get("/ui/charts.js")).text()).toContain("window.scCharts");
+      expect(await (await get("/history")).json()).toEqual({ samples: [{ t: 1, fetched: 2 }] });
+      expect(await (await get("/metrics")).text()).toContain('shardcrawl_pages_fetched_total{node="n9"} 0');
+      const missing = await get("/nope");
+      expect(missing.status).toBe(404);
+      expect(await missing.text()).toMatch(/try \/, \/ui, \/status, \/history, \/metrics/);
     } finally {
       await server.close();
     }

@@ -34,4 +34,24 @@ describe("status --cluster", () => {
       await b.close();
     }
   });
+
+  it("sends the bearer token from SHARDCRAWL_STATUS_TOKEN to nodes that want one", async () => {
+    const saved = process.env.SHARDCRAWL_STATUS_TOKEN;
+    process.env.SHARDCRAWL_STATUS_TOKEN = "t0ken-t0ken-t0ken-t0ken";
+    // "::ffff:127.0.0.1" is not in the loopback list, so the token applies; the socket stays on loopback.
+    const a = await startStatusServer({ ...defaultConfig(), statusBind: "::ffff:127.0.0.1" }, () => ({ stats: { fetched: 7 } }));
+    try {
+      const dir = mkdtempSync(join(tmpdir(), "sc-status-"));
+      const file = join(dir, "c.yaml");
+      writeFileSync(file, JSON.stringify({ nodes: [{ name: "a", statusPort: a.port }] }));
+      const [node] = loadClusterFile(file).nodes;
+      expect(await fetchNodeStatus(node!, 2000)).toMatchObject({ up: true, fetched: 7 });
+      delete process.env.SHARDCRAWL_STATUS_TOKEN;
+      expect(await fetchNodeStatus(node!, 2000)).toMatchObject({ up: false, error: "HTTP 401" });
+    } finally {
+      if (saved === undefined) delete process.env.SHARDCRAWL_STATUS_TOKEN;
+      else process.env.SHARDCRAWL_STATUS_TOKEN = saved;
+      await a.close();
+    }
+  });
 });

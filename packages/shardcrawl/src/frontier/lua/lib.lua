@@ -31,6 +31,10 @@ local BIG_MIN = 100
 -- multiplying a zero delay would not slow anything down.
 local BACKOFF_BASE_MS = 100
 
+-- Recently shed or refused URLs, newest first, capped (see shed_note).
+local K_SHEDLOG = P .. 'shedlog'
+local SHEDLOG_MAX = __SHEDLOG_MAX__
+
 local function hkey(host) return P .. 'h:' .. host end
 local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 -- Integers as plain decimal strings (never exponent notation) for scores, offsets and fields.
@@ -280,12 +284,32 @@ local function bloom_check(blob, j, k, seg, set_bits)
   return fresh
 end
 
+-- Notes a URL shed from a queue (drop mode) or refused for want of room in P shedlog as
+-- "<epoch ms>\t<reason>\t<host>\t<url>": a shed URL is in the seen filter yet in no queue and a
+-- refused one is in neither, which nothing else records, so `shardcrawl inspect url` reads this to
+-- say "shed". `el` is a queue element (path or full URL, maybe with its suffix); `origin` is
+-- prefixed to a path. The list is trimmed once per add_links call (shed_log_trim).
+local shed_noted = 0
+local function shed_note(reason, host, origin, el)
+  local tab = string.find(el, '\t', 1, true)
+  if tab then el = string.sub(el, 1, tab - 1) end
+  if origin and string.sub(el, 1, 1) == '/' then el = origin .. el end
+  redis.call('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
+  shed_noted = shed_noted + 1
+end
+local function shed_log_trim()
+  if shed_noted > 0 then
+    redis.call('LTRIM', K_SHEDLOG, 0, SHEDLOG_MAX - 1)
+    shed_noted = 0
+  end
+end
+
 -- Sheds one queued URL of `h` with a LOWER priority (a higher tier number) than `tier`, to make
 -- room for a better one: the newest element of the host's lowest non-empty tier, from this call's
 -- pending pushes first, else from Redis. In spill mode it goes to P spill as
 -- "<host>\t<tier>\t<full url + suffix>" (a fetcher drains that list to disk and re-admits it
 -- later); else it is dropped. Returns true when something was shed.
-local function shed_one(h, tier, spill)
+local function shed_one(h, tier, spill, reason)
   for t = MAX_TIER, tier + 1, -1 do
     local el
     local pend = h.tiers[t]
@@ -299,6 +323,8 @@ local function shed_one(h, tier, spill)
       if spill then
         if h.o and string.sub(el, 1, 1) == '/' then el = h.o .. el end
         redis.call('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el)
+      else
+        shed_note('shed:' .. reason, h.host, h.o, el)
       end
       h.q = h.q - 1
       return true
@@ -317,17 +343,19 @@ local function shed_biggest(tier, spill, byname)
   if not vh then return nil end
   local h = byname[vh]
   if h then
-    if shed_one(h, tier, spill) then return 'local' end
+    if shed_one(h, tier, spill, 'frontier-full') then return 'local' end
     return nil
   end
   local vk = hkey(vh)
   for t = MAX_TIER, tier + 1, -1 do
     local el = redis.call('RPOP', qkey(vh, t))
     if el then
+      local o = redis.call('HGET', vk, 'o')
       if spill then
-        local o = redis.call('HGET', vk, 'o')
         if o and string.sub(el, 1, 1) == '/' then el = o .. el end
         redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el)
+      else
+        shed_note('shed:frontier-full', vh, o, el)
       end
       local q = queued_add(vk, -1)
       if q >= BIG_MIN then redis.call('ZADD', K_BIG, q, vh) else redis.call('ZREM', K_BIG, vh) end
@@ -404,7 +432,7 @@ local function add_links(base)
       -- the new one takes its place.
       local how = nil
       if host_full then
-        if shed_one(h, tier, spill) then how = 'local' end
+        if shed_one(h, tier, spill, 'host-full') then how = 'local' end
       else
         how = shed_biggest(tier, spill, byname)
       end
@@ -415,7 +443,7 @@ local function add_links(base)
         room = not (max_host > 0 and h.q >= max_host)
         if not room then
           -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
-          if shed_one(h, tier, spill) then shed = shed + 1; total = total - 1; room = true end
+          if shed_one(h, tier, spill, 'host-full') then shed = shed + 1; total = total - 1; room = true end
         end
       end
     end
@@ -423,10 +451,12 @@ local function add_links(base)
       seen = seen + 1
     elseif budget_out then
       dropped_budget = dropped_budget + 1
-    elseif not room and host_full then
-      dropped_host = dropped_host + 1
     elseif not room then
-      dropped_total = dropped_total + 1
+      -- Refused for want of room (its bits stay clear, so it may come back): noted for inspect.
+      -- The host page budget is not noted: inspect recomputes it from the host's counter.
+      if host_full then dropped_host = dropped_host + 1 else dropped_total = dropped_total + 1 end
+      local oi = o1 * 256 + o2
+      shed_note(host_full and 'dropped:host-full' or 'dropped:frontier-full', h.host, oi ~= 65535 and ARGV[origin_base + oi + 1] or nil, ARGV[el_base + n])
     else
       local el = ARGV[el_base + n]
       local oi = o1 * 256 + o2
@@ -470,5 +500,6 @@ local function add_links(base)
   if dropped_total > 0 then stat('dropped:frontier-full', dropped_total) end
   if dropped_budget > 0 then stat('dropped:host-budget', dropped_budget) end
   if shed + shed_remote > 0 then stat(spill and 'spilled' or 'shed', shed + shed_remote) end
+  shed_log_trim()
   return added, seen, dropped_host + dropped_total + dropped_budget
 end

@@ -1,0 +1,80 @@
+// Counters a child adds to the node's Redis stats hash (where every other crawl counter lives, so
+// they survive child restarts and resumed crawls), batched: the hot path only bumps a Map, and one
+// MULTI per second carries the deltas. A crash loses at most the last second of these counters;
+// they feed metrics only, never a crawl decision.
+import type { Redis } from "ioredis";
+import type { PageLogLine } from "../shared/types.js";
+import type { FetchOutcome, HttpClient } from "../fetch/http-client.js";
+
+export class StatsBatch {
+  private pending = new Map<string, number>();
+  private readonly timer: NodeJS.Timeout;
+  private flushing: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly redis: Redis,
+    private readonly statsKey: string,
+    flushMs = 1000,
+  ) {
+    this.timer = setInterval(() => void this.flush().catch(() => undefined), flushMs);
+    this.timer.unref();
+  }
+
+  add(field: string, by = 1): void {
+    if (by !== 0) this.pending.set(field, (this.pending.get(field) ?? 0) + by);
+  }
+
+  /** Writes the deltas gathered so far (one at a time, so none is counted twice or lost). */
+  flush(): Promise<void> {
+    this.flushing = this.flushing.then(async () => {
+      if (this.pending.size === 0) return;
+      const batch = this.pending;
+      this.pending = new Map();
+      const m = this.redis.multi();
+      for (const [field, by] of batch) m.hincrby(this.statsKey, field, Math.round(by));
+      await m.exec();
+    });
+    return this.flushing;
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    await this.flush();
+  }
+}
+
+/** The outcome of a page-log line for metrics: its error class, else its HTTP status class. */
+export function pageOutcome(line: Pick<PageLogLine, "error" | "status">): string {
+  if (line.error) return line.error;
+  if (line.status === null || !Number.isInteger(line.status) || line.status < 100 || line.status > 599) return "other";
+  return `${Math.floor(line.status / 100)}xx`;
+}
+
+/** Counts every page-log line by outcome (page:<outcome>, pageBytes:<outcome>) as it is written. */
+export function countingPageLog<W extends { append(line: PageLogLine): Promise<void> }>(writer: W, stats: StatsBatch): W {
+  const append = writer.append.bind(writer);
+  writer.append = async (line: PageLogLine) => {
+    await append(line);
+    const outcome = pageOutcome(line);
+    stats.add(`page:${outcome}`);
+    stats.add(`pageBytes:${outcome}`, line.bytes);
+  };
+  return writer;
+}
+
+/** Counts TLS connections set up and resumed (robots.txt fetches included), from the first response on each connection. */
+export function countingTls(client: HttpClient, stats: StatsBatch): HttpClient {
+  const fetch = client.fetch.bind(client);
+  return {
+    dns: client.dns,
+    close: () => client.close(),
+    async fetch(url, init) {
+      const res: FetchOutcome = await fetch(url, init);
+      if (res.ok && res.timings.tls !== undefined) {
+        stats.add("tls:handshakes");
+        if (res.tlsSessionReused) stats.add("tls:sessionReuses");
+      }
+      return res;
+    },
+  };
+}
