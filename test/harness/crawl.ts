@@ -36,9 +36,11 @@ export interface CrawlRun {
   stderr: string;
 }
 
-export function startCrawl(args: string[]): { proc: ChildProcess; done: Promise<CrawlRun> } {
+export function startCrawl(args: string[], opts: { env?: Record<string, string> } = {}): { proc: ChildProcess; done: Promise<CrawlRun> } {
   // detached: its own process group, so a test can kill -9 the supervisor and its children at once.
-  const proc = spawn(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", ...args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const proc = spawn(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", ...args], {
+    stdio: ["ignore", "ignore", "pipe"], detached: true, ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+  });
   let stderr = "";
   proc.stderr?.on("data", (b: Buffer) => {
     stderr += b.toString();

@@ -35,10 +35,16 @@
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), disk (output
 //                              disk full: message; no leasing until cleared), ondisk
-//                              (spilled URLs in files under out/spill/, not yet re-admitted)
+//                              (spilled URLs in files under out/spill/, not yet re-admitted),
+//                              storage (epoch ms until which a parser's write buffer is full: slow
+//                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
+//   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:
+//                              the shared sample of the lease TTL percentile (schedule/lease-ttl.ts)
+//   P spillsize         hash   spill file name -> bytes of it committed (entries removed from P spill)
+//   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
 //    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
@@ -79,5 +85,8 @@ export class FrontierKeys {
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }
   get spill(): string { return `${this.prefix}spill`; }
+  get fetchTimes(): string { return `${this.prefix}fetchtimes`; }
+  get spillSize(): string { return `${this.prefix}spillsize`; }
+  get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
 }

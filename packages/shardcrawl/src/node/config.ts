@@ -3,6 +3,8 @@
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
+import type { QueueSizing } from "./queue-sizing.js";
+import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
 import { validateLogSettings } from "../log/node-logger.js";
 import { checkDnsServers } from "../fetch/dns-servers.js";
 
@@ -118,6 +120,19 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
+  /**
+   * Queue sizing (node/queue-sizing.ts): with a target rate, the parse queue (pages, bytes) and the
+   * parsers' write buffers are derived as rate x accepted wait (x typical page size), unless set explicitly.
+   */
+  targetPagesPerSec: number;
+  acceptedWaitMs: number;
+  typicalPageBytes: number;
+  /** Per parser: output bytes (WARC, page log, outbox) not yet on disk; past it the parser takes no new pages. */
+  writeBufferBytes: number;
+  /** Where each queue bound came from (set when the config is built; shown in summary.json and /status). */
+  queueSizing?: QueueSizing;
+  /** URL priority rules, first match wins: [{pattern (a regular expression on the URL), priority (tier 0 = first)}]. */
+  priorityRules: PriorityRule[];
   /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
   logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
   logMaxBytes: number;
@@ -192,6 +207,11 @@ export function defaultConfig(): NodeConfig {
     globalConcurrency: 0,
     upstreamLimitHeader: "",
     upstreamQuotaHeader: "",
+    targetPagesPerSec: 0,
+    acceptedWaitMs: 2000,
+    typicalPageBytes: 256 * 1024,
+    writeBufferBytes: 64 * 1024 * 1024,
+    priorityRules: [],
     logLevel: "info",
     logMaxBytes: 10 * 1024 * 1024,
     logFiles: 5,
@@ -205,6 +225,7 @@ export function validateConfig(c: NodeConfig): string[] {
     "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
     "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "outboxMaxFileAgeMs", "inboxPollMs",
+    "acceptedWaitMs", "typicalPageBytes", "writeBufferBytes",
   ];
   for (const k of positiveInts) {
     const v = c[k];
@@ -223,7 +244,7 @@ export function validateConfig(c: NodeConfig): string[] {
   for (const k of ["retryMaxAttempts", "maxQueuedPerHost", "maxQueuedTotal", "aimdFloor", "aimdMaxDelayMultiplier", "leaseTtlFloorMs"] as const) {
     if (!Number.isInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(c[k])}`);
   }
-  for (const k of ["parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
+  for (const k of ["targetPagesPerSec", "parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
     if (!Number.isFinite(c[k]) || c[k] < 0) errors.push(`${k}: expected a number >= 0, got ${JSON.stringify(c[k])}`);
   }
   if (!(c.aimdIncrease > 0)) errors.push(`aimdIncrease: expected > 0, got ${c.aimdIncrease}`);
@@ -239,6 +260,7 @@ export function validateConfig(c: NodeConfig): string[] {
       errors.push(`urlFilters: ${(err as Error).message}`);
     }
   }
+  errors.push(...checkPriorityRules(c.priorityRules).map((e) => `priorityRules: ${e}`));
   for (const [k, v] of Object.entries(c.timeouts)) {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }

@@ -5,7 +5,8 @@
 // feed that host's AIMD limit in Redis (lib.lua feedback), retries go back through the frontier
 // (fetch/retry-policy.ts), our upstream plan's limit pauses all leasing and its quota stops it.
 // Time spent unable to lease (parse queue full, global cap, upstream pause) is counted as
-// stats blockedMs:<reason>. Leases last a percentile of recent fetch times (schedule/lease-ttl.ts),
+// stats blockedMs:<reason>. Leases last a percentile of the node's recent fetch times (one sample
+// in Redis shared by all fetchers, schedule/lease-ttl.ts),
 // and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
@@ -14,7 +15,7 @@ import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
-import { LeaseTtl } from "../schedule/lease-ttl.js";
+import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
@@ -55,9 +56,11 @@ async function main(): Promise<void> {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
     upstreamLimitHeader: config.upstreamLimitHeader, upstreamQuotaHeader: config.upstreamQuotaHeader,
   };
-  const leaseTtl = new LeaseTtl({
-    percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 512, minSamples: 50,
+  // One sample for the whole node (P fetchtimes), so every fetcher leases with the same TTL.
+  const leaseTtl = new SharedLeaseTtl(ctx.redis, frontier.frontier.keys.fetchTimes, {
+    percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 1024, minSamples: 50,
   });
+  const ttlSync = setInterval(() => void leaseTtl.sync().catch((err: unknown) => ctx.log(`lease ttl sample: ${(err as Error).message}`)), 1000);
   // The end of a response, as the host's politeness clock should see it (see politenessMarginMs).
   const endNow = () => Date.now() + config.politenessMarginMs;
   // Wakes the pull loop when a fetch completes: its host may be due again soon.
@@ -238,6 +241,12 @@ async function main(): Promise<void> {
       continue;
     }
     await flushBlocked();
+    if (batch.blocked === "budget") {
+      // The page budget is used up: nothing to lease until a retry or requeue gives a slot back
+      // (the supervisor ends the crawl meanwhile). Without this wait the loop spun every 2 ms.
+      await Promise.race([sleep(250), nextWake(), ctx.stopRequested]);
+      continue;
+    }
     if (batch.leases.length === 0) {
       const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
@@ -245,6 +254,8 @@ async function main(): Promise<void> {
     }
   }
   await flushBlocked(true);
+  clearInterval(ttlSync);
+  await leaseTtl.sync().catch(() => undefined);
   await keeper?.stop();
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);

@@ -192,6 +192,13 @@ export class NodeFrontier {
     return this.frontier.recoverAll();
   }
 
+  /** Lifts a quota stop left by an earlier run; returns its message (undefined when there was none). */
+  async clearQuotaStop(): Promise<string | undefined> {
+    const { stop } = await this.frontier.flowState();
+    if (stop !== undefined) await this.frontier.setFlow({ stop: null });
+    return stop;
+  }
+
   async reap(now: number): Promise<number> {
     return this.frontier.reapExpired(now);
   }

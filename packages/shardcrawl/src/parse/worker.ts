@@ -9,7 +9,7 @@ import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
 import type { HashedLink } from "../frontier/links.js";
 import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
 import { productToken } from "../fetch/robots.js";
-import { tierFor } from "../schedule/priority.js";
+import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 
 export interface WorkerSetup {
@@ -23,6 +23,8 @@ export interface WorkerSetup {
   warcinfoId: string;
   scope: ScopeSpec;
   bloom: Pick<BloomParams, "m" | "k" | "seed">;
+  /** The node's URL priority rules (config priorityRules). */
+  priorityRules: PriorityRule[];
 }
 
 export interface WorkerTask {
@@ -51,6 +53,7 @@ const setup = workerData as WorkerSetup;
 const inScope = scopeAllows(setup.scope);
 const hasher = new BloomHasher(setup.bloom);
 const uaToken = productToken(setup.userAgent);
+const priority = new UrlPrioritizer(setup.priorityRules);
 
 export default function parseTask(task: WorkerTask): WorkerResult {
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
@@ -78,7 +81,7 @@ export default function parseTask(task: WorkerTask): WorkerResult {
       outOfScope++;
       continue;
     }
-    links.push({ url, host, tier: tierFor(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
+    links.push({ url, host, tier: priority.tier(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
   }
   // A redirect becomes a frontier entry (loop-safe: the seen filter drops URLs already queued).
   const redirect = page.status >= 300 && page.status < 400 && page.redirectTo !== undefined;
@@ -87,7 +90,7 @@ export default function parseTask(task: WorkerTask): WorkerResult {
     const url = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
     const host = url ? hostOf(url) : null;
     if (url && host) {
-      if (inScope(host)) links.push({ url, host, tier: tierFor(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
+      if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
       else outOfScope++;
     }
   }
