@@ -2,13 +2,12 @@
 // whole node during a crawl, repeatable from CHAOS_SEED. Afterwards: nothing lost, duplicates
 // bounded by what was in flight, every WARC file reads back, counters agree with the page log.
 // Long form: `bash scripts/chaos.sh` (more kills, a bigger web).
-import { createReadStream, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { WARCParser } from "warcio";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
-import { readPageLog, simwebFlags, verifyLog, writeSeeds, type VerifyReport } from "./harness/crawl.js";
+import { readPageLog, readWarcResponses, simwebFlags, verifyLog, writeSeeds, type VerifyReport } from "./harness/crawl.js";
 import { runChaos, type ChaosReport } from "./harness/chaos.js";
 
 const SEED = Number(process.env.CHAOS_SEED ?? 42);
@@ -89,16 +88,8 @@ describe(`chaos: ${KILLS} kills, seed ${SEED}`, () => {
   });
 
   test("every WARC file reads back completely (partial records repaired at restart)", async () => {
-    const warcDir = join(out, "warc");
-    const names = readdirSync(warcDir);
-    expect(names.filter((f) => f.endsWith(".open"))).toEqual([]);
-    const responses = new Set<string>();
-    for (const f of names.filter((n) => n.endsWith(".warc.gz"))) {
-      for await (const record of new WARCParser(createReadStream(join(warcDir, f)))) {
-        await record.readFully(false);
-        if (record.warcType === "response") responses.add(record.warcTargetURI!);
-      }
-    }
+    const { responses, openFiles } = await readWarcResponses(out);
+    expect(openFiles).toEqual([]);
     for (const l of readPageLog(out).filter((x) => x.status !== null)) expect(responses.has(l.url), l.url).toBe(true);
   });
 });

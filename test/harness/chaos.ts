@@ -73,14 +73,26 @@ function kill9(pid: number | undefined): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function statusOf(out: string): Promise<{ children: Array<{ role: string; pid?: number }>; stats: { fetched: number; queued: number } } | null> {
+export interface NodeStatus {
+  children: Array<{ role: string; index: number; pid?: number }>;
+  stats: { fetched: number; queued: number; counters: Record<string, number> };
+}
+
+/** The node's /status (port from out/status.json), or null while it does not answer. */
+export async function statusOf(out: string): Promise<NodeStatus | null> {
   try {
     const { statusPort } = JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number };
     const res = await fetch(`http://127.0.0.1:${statusPort}/status`, { signal: AbortSignal.timeout(2000) });
-    return (await res.json()) as { children: Array<{ role: string; pid?: number }>; stats: { fetched: number; queued: number } };
+    return (await res.json()) as NodeStatus;
   } catch {
     return null;
   }
+}
+
+/** URL (with password) of the Redis a node started under out/redis. */
+export function nodeRedisUrl(out: string): string {
+  const c = JSON.parse(readFileSync(join(out, "redis", "connection.json"), "utf8")) as { port: number; password: string };
+  return `redis://:${c.password}@127.0.0.1:${c.port}`;
 }
 
 function redisPid(out: string): number | undefined {

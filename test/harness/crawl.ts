@@ -1,8 +1,9 @@
 // Runs the real shardcrawl CLI (built dist) against a simweb process, and reads its output back.
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { WARCParser } from "warcio";
 import type { SimwebProcess } from "./simweb.js";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -35,9 +36,11 @@ export interface CrawlRun {
   stderr: string;
 }
 
-export function startCrawl(args: string[]): { proc: ChildProcess; done: Promise<CrawlRun> } {
+export function startCrawl(args: string[], opts: { env?: Record<string, string> } = {}): { proc: ChildProcess; done: Promise<CrawlRun> } {
   // detached: its own process group, so a test can kill -9 the supervisor and its children at once.
-  const proc = spawn(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", ...args], { stdio: ["ignore", "ignore", "pipe"], detached: true });
+  const proc = spawn(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", ...args], {
+    stdio: ["ignore", "ignore", "pipe"], detached: true, ...(opts.env ? { env: { ...process.env, ...opts.env } } : {}),
+  });
   let stderr = "";
   proc.stderr?.on("data", (b: Buffer) => {
     stderr += b.toString();
@@ -110,4 +113,18 @@ export function verifyLog(configArgs: string[], logFile: string, opts: { minGapM
 /** Reads simweb's request log. */
 export function readRequestLog(file: string): Array<{ ts: number; end: number; host: string; path: string; status: number; scheme: string }> {
   return readFileSync(file, "utf8").split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as { ts: number; end: number; host: string; path: string; status: number; scheme: string });
+}
+
+/** Reads every WARC file under out/warc to its end (warcio): target URIs of the response records, and the .open files left. */
+export async function readWarcResponses(out: string): Promise<{ responses: Set<string>; openFiles: string[] }> {
+  const warcDir = join(out, "warc");
+  const names = readdirSync(warcDir);
+  const responses = new Set<string>();
+  for (const f of names.filter((n) => n.endsWith(".warc.gz"))) {
+    for await (const record of new WARCParser(createReadStream(join(warcDir, f)))) {
+      await record.readFully(false);
+      if (record.warcType === "response") responses.add(record.warcTargetURI!);
+    }
+  }
+  return { responses, openFiles: names.filter((f) => f.endsWith(".open")) };
 }

@@ -114,6 +114,12 @@ export interface SimwebConfig {
   };
   /** Origin of simulated time (scaled clocks start here). */
   timeOriginMs: number;
+  /**
+   * An upstream plan's quota in front of the whole web (a proxy or scraping API): after this many
+   * page requests (robots.txt exempt) every page request gets 429 with `header: exhausted`.
+   * null = no quota. Counted per server process, so a restarted server has its quota restored.
+   */
+  quota: { afterRequests: number | null; header: string };
   /** Server limits: every queue and socket set is bounded. */
   limits: { maxConnections: number; maxHanging: number; compressCacheBytes: number; maxHeaderBytes: number };
 }
@@ -167,6 +173,7 @@ export const DEFAULT_CONFIG: SimwebConfig = {
   bombBytes: 256 * 1024 * 1024,
   change: { staticShare: 0.3, minIntervalMs: DAY / 4, maxIntervalMs: 365 * DAY, churnShare: 0.1 },
   timeOriginMs: Date.UTC(2025, 0, 1),
+  quota: { afterRequests: null, header: "x-upstream-quota" },
   limits: { maxConnections: 20_000, maxHanging: 2_000, compressCacheBytes: 64 * 1024 * 1024, maxHeaderBytes: 16 * 1024 },
 };
 
@@ -246,5 +253,7 @@ function validate(c: SimwebConfig): void {
   for (const b of BEHAVIOURS) if (!(c.behaviours[b] >= 0 && c.behaviours[b] <= 1)) fail(`behaviours.${b} must be in [0,1]`);
   if (!/^[a-z0-9_-]+$/i.test(c.robotsAgentToken)) fail("robotsAgentToken must be a product token");
   if (c.change.minIntervalMs <= 0 || c.change.maxIntervalMs < c.change.minIntervalMs) fail("change intervals must satisfy 0 < min <= max");
+  if (c.quota.afterRequests !== null && !(Number.isInteger(c.quota.afterRequests) && c.quota.afterRequests >= 0)) fail("quota.afterRequests must be null or an integer >= 0");
+  if (!/^[a-z0-9-]+$/i.test(c.quota.header)) fail("quota.header must be a header name");
   if (c.throttle.maxConcurrency.length === 0 || c.throttle.ratePerSec.length === 0 || c.throttle.retryAfterSec.length === 0) fail("throttle lists must not be empty");
 }

@@ -128,6 +128,8 @@ export class SimwebApp {
   private readonly hanging = new Set<Socket>();
   private readonly compressed: Lru<string, Promise<Buffer>>;
   private stopped = false;
+  /** Page requests counted against config quota. */
+  private quotaUsed = 0;
 
   constructor(
     readonly world: World,
@@ -223,6 +225,10 @@ export class SimwebApp {
     const isRobots = resource.kind === "robots" || resource.kind === "robots-moved";
     const n = rt.counter++;
     if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket);
+    if (!isRobots && this.quotaExhausted()) {
+      const q = this.world.config.quota;
+      return this.send(res, entry, 429, { [q.header]: "exhausted", "content-type": "text/plain" }, Buffer.from("plan quota exhausted\n"), method);
+    }
     if (!isRobots) {
       // robots.txt is exempt from failure behaviours so robots ground truth stays well defined.
       if (h.has.has("throttle") && this.overCapacity(h, rt)) {
@@ -244,6 +250,13 @@ export class SimwebApp {
       if (res.destroyed) return;
     }
     return this.serve(h, resource, req, res, entry, method);
+  }
+
+  /** The upstream plan's quota (config quota): true once afterRequests page requests were served. */
+  private quotaExhausted(): boolean {
+    const limit = this.world.config.quota.afterRequests;
+    if (limit === null) return false;
+    return this.quotaUsed++ >= limit;
   }
 
   /** Token bucket (rate) plus in-flight cap (concurrency): the host's hidden capacity. */

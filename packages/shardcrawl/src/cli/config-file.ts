@@ -5,6 +5,7 @@ import { parse as parseYaml } from "yaml";
 import { defaultConfig, validateConfig, type NodeConfig } from "../node/config.js";
 import { UsageError } from "./flags.js";
 import { recrawlConfigFromObject } from "../node/recrawl-config.js";
+import { applyQueueSizing } from "../node/queue-sizing.js";
 
 export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw new UsageError(`${source}: expected a mapping of settings at the top level`);
@@ -32,6 +33,14 @@ export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   }
   const config = c as unknown as NodeConfig;
   config.exitWhenDone = (obj as Record<string, unknown>).exitWhenDone === true;
+  // Bounds the file sets are explicit; the others may be derived from targetPagesPerSec.
+  if (errors.length === 0) {
+    try {
+      applyQueueSizing(config, new Set(Object.keys(obj)));
+    } catch (err) {
+      errors.push(`${source}: ${(err as Error).message}`);
+    }
+  }
   errors.push(...validateConfig(config).map((e) => `${source}: ${e}`));
   if (errors.length) throw new UsageError(errors.join("\n"));
   return config;

@@ -2,6 +2,8 @@
 import { parseArgs } from "node:util";
 import { defaultConfig, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
 import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
+import { applyQueueSizing } from "../node/queue-sizing.js";
+import { parsePriorityRuleFlag } from "../schedule/priority.js";
 
 export class UsageError extends Error {}
 
@@ -16,6 +18,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --user-agent <string>       sent on every request; its product token selects the robots.txt group
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
   --resolve <host:port:addr>  static DNS answer, repeatable
+  --dns-server <ip[:port]>    ask this DNS server instead of the system resolver, repeatable
   --allow-private             permit loopback and private destinations (refused by default)
   --scope <domains|hosts|any> stay inside the seeds' registrable domains (default), hosts, or go anywhere
   --ca-file <pem>             an extra trusted CA
@@ -51,6 +54,14 @@ flow control:
   --global-concurrency <n>    requests in flight across the node: our upstream plan's cap (default: none)
   --upstream-limit-header <h> a 429 carrying this header is our upstream plan's limit: pause all fetching
   --upstream-quota-header <h> a response carrying this header means our quota is exhausted: stop fetching
+                              (the crawl then ends with exit code 75; rerun with the same --out to continue)
+  --target-pages-per-sec <r>  derive queue bounds as rate x accepted wait (parse queue pages and bytes,
+                              write buffers); explicit bounds still win (default: off)
+  --accepted-wait <ms>        how long a page may wait in a queue at that rate (default 2000)
+  --typical-page-bytes <b>    typical body size for the byte bounds (default 262144)
+  --write-buffer-bytes <b>    per parser: output not yet on disk; past it the parser takes no new page (default 67108864)
+  --priority-rule <t>:<re>    URLs matching the regular expression get priority tier t (0 = first, 3 = shed first);
+                              repeatable, first match wins, before the depth/shape heuristic
 
 logs (JSON lines, pino, in <out>/logs/<role>[-<index>].<n>.log):
   --log-level <level>         trace, debug, info, warn, error, fatal or silent (default info)
@@ -81,6 +92,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "user-agent": { type: "string" },
         "connect-to": { type: "string", multiple: true },
         resolve: { type: "string", multiple: true },
+        "dns-server": { type: "string", multiple: true },
         "allow-private": { type: "boolean" },
         scope: { type: "string" },
         "ca-file": { type: "string" },
@@ -112,6 +124,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "global-concurrency": { type: "string" },
         "upstream-limit-header": { type: "string" },
         "upstream-quota-header": { type: "string" },
+        "target-pages-per-sec": { type: "string" },
+        "accepted-wait": { type: "string" },
+        "typical-page-bytes": { type: "string" },
+        "write-buffer-bytes": { type: "string" },
+        "priority-rule": { type: "string", multiple: true },
         "log-level": { type: "string" },
         "log-max-bytes": { type: "string" },
         "log-files": { type: "string" },
@@ -137,6 +154,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (v["user-agent"] !== undefined) c.userAgent = v["user-agent"];
   c.connectTo = v["connect-to"] ?? [];
   c.resolve = v.resolve ?? [];
+  c.dnsServers = v["dns-server"] ?? [];
   c.allowPrivate = v["allow-private"] ?? false;
   if (v.scope !== undefined) c.scope = v.scope as Scope;
   if (v["ca-file"] !== undefined) c.caFile = v["ca-file"];
@@ -192,6 +210,28 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   } catch (err) {
     if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
     throw err;
+  }
+  if (v["target-pages-per-sec"] !== undefined) {
+    const r = Number(v["target-pages-per-sec"]);
+    if (!(r > 0)) throw new UsageError(`--target-pages-per-sec: expected a rate > 0, got ${JSON.stringify(v["target-pages-per-sec"])}`);
+    c.targetPagesPerSec = r;
+  }
+  c.acceptedWaitMs = int("accepted-wait", v["accepted-wait"]) ?? c.acceptedWaitMs;
+  c.typicalPageBytes = int("typical-page-bytes", v["typical-page-bytes"]) ?? c.typicalPageBytes;
+  c.writeBufferBytes = int("write-buffer-bytes", v["write-buffer-bytes"]) ?? c.writeBufferBytes;
+  try {
+    c.priorityRules = (v["priority-rule"] ?? []).map(parsePriorityRuleFlag);
+  } catch (err) {
+    throw new UsageError(`--priority-rule: ${(err as Error).message}`);
+  }
+  const explicit = new Set<string>();
+  for (const [flag, key] of [["parse-queue-max", "parseQueueMax"], ["parse-queue-max-bytes", "parseQueueMaxBytes"], ["write-buffer-bytes", "writeBufferBytes"]] as const) {
+    if (v[flag] !== undefined) explicit.add(key);
+  }
+  try {
+    applyQueueSizing(c, explicit);
+  } catch (err) {
+    throw new UsageError((err as Error).message);
   }
   if (v["log-level"] !== undefined) c.logLevel = v["log-level"] as NodeConfig["logLevel"];
   c.logMaxBytes = int("log-max-bytes", v["log-max-bytes"]) ?? c.logMaxBytes;

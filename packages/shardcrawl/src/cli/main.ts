@@ -4,6 +4,7 @@
 import { CRAWL_USAGE, UsageError, parseCrawlFlags } from "./flags.js";
 import { loadNodeConfigFile } from "./config-file.js";
 import { runNode } from "../node/supervisor.js";
+import { exitCodeFor } from "../node/exit-codes.js";
 import { SHARD_FLAGS_USAGE, takeShardFlags } from "./shard-flags.js";
 import { SHARD_USAGE, runShardCommand } from "./shard-command.js";
 import { INGEST_USAGE, runIngestCommand } from "./ingest-command.js";
@@ -58,8 +59,7 @@ async function main(argv: string[]): Promise<number> {
         if (!crawlArgs.some((a) => a === "--name" || a.startsWith("--name="))) config.nodeName = shard.self;
         else if (config.nodeName !== shard.self) throw new UsageError(`--name ${config.nodeName} does not match --shard (this node is ${shard.self})`);
       }
-      const summary = await runNode(config);
-      return summary.reason === "signal" ? 130 : 0;
+      return exitCodeFor((await runNode(config)).reason);
     }
     case "node": {
       const arg = (flag: string) => {
@@ -74,12 +74,10 @@ async function main(argv: string[]): Promise<number> {
         if (!name) throw new UsageError("node: --cluster <file> needs --name <node>");
         const node = loadClusterFile(clusterFile).nodes.find((n) => n.name === name);
         if (!node) throw new UsageError(`node: ${clusterFile} has no node named ${JSON.stringify(name)}`);
-        await runNode(node.config);
-        return 0;
+        return exitCodeFor((await runNode(node.config)).reason);
       }
       if (!file) throw new UsageError("node: --config <file> (or --cluster <file> --name <node>) is required");
-      await runNode(loadNodeConfigFile(file));
-      return 0;
+      return exitCodeFor((await runNode(loadNodeConfigFile(file))).reason);
     }
     case "shard":
       return runShardCommand(rest);

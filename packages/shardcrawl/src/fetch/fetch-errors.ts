@@ -77,7 +77,9 @@ export function classifyFetchError(err: unknown, phase?: ConnectPhase): Classifi
     case "HPE_HEADER_OVERFLOW":
       return { errorClass: "too-large-headers", detail: withCode };
     case "UND_ERR_RES_CONTENT_LENGTH_MISMATCH":
-      return { errorClass: "http-protocol", detail: withCode };
+      // The connection ended (RST or FIN) before the body Content-Length promised: undici reports
+      // a reset on a "Connection: close" response this way. A reset mid-body, not a malformed answer.
+      return { errorClass: "reset", detail: `connection ended before the promised body: ${withCode}` };
   }
   if (code.startsWith("HPE_") || (err instanceof Error && err.name === "HTTPParserError")) {
     return { errorClass: "http-protocol", detail: withCode };

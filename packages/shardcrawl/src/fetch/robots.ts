@@ -31,7 +31,10 @@ export const ROBOTS_MAX_REDIRECTS = 5;
 export type RobotsEntry =
   | { kind: "rules"; body: string; fetchedAt: number }
   | { kind: "allow-all"; fetchedAt: number }
-  | { kind: "disallow-all"; retryAfterMs: number; fetchedAt: number };
+  | { kind: "disallow-all"; retryAfterMs: number; fetchedAt: number; reason?: string };
+
+/** Longest `reason` kept in a disallow-all entry (it is cached in Redis and copied into page-log lines). */
+const REASON_MAX_CHARS = 300;
 
 export interface RobotsFetchResult {
   entry: RobotsEntry;
@@ -87,7 +90,8 @@ export async function fetchRobots(
 
   const unreachable = (redirects: number, errorClass: FetchErrorClass, detail: string, status?: number, retryAfterMs = retryDefault): RobotsFetchResult => {
     const result: RobotsFetchResult = {
-      entry: { kind: "disallow-all", retryAfterMs, fetchedAt: now() },
+      // Why, so every page refused meanwhile can say (e.g. "dns: ENOTFOUND ..." or "tls: CERT_HAS_EXPIRED ...").
+      entry: { kind: "disallow-all", retryAfterMs, fetchedAt: now(), reason: `${errorClass}: ${detail}`.slice(0, REASON_MAX_CHARS) },
       ttlMs: retryAfterMs,
       errorClass,
       detail,

@@ -101,14 +101,15 @@ export interface HostPressure {
   retryRatio: number;
 }
 
-export type LeaseBlock = "budget" | "parse-full" | "global-full" | "upstream" | "quota";
+export type LeaseBlock = "budget" | "parse-full" | "storage" | "global-full" | "upstream" | "quota" | "disk-full";
 
 export interface LeaseBatch {
   leases: Lease[];
   /**
    * Why nothing was leased although work may exist: the page budget is used up, the parse queue
-   * is full, the global concurrency cap is reached, our upstream plan asked for a pause, or our
-   * upstream quota is exhausted (then `message` says so).
+   * is full (because parsing is slow, or -- "storage" -- because writing is), the global
+   * concurrency cap is reached, our upstream plan asked for a pause, our upstream quota is
+   * exhausted, or the output disk is full (then `message` says so).
    */
   blocked?: LeaseBlock;
   message?: string;
@@ -204,6 +205,12 @@ function feedbackArgs(fb: HostFeedback | undefined): ScriptArg[] {
   if (!fb) return [];
   const ms = (v: number | undefined) => (v === undefined || !Number.isFinite(v) || v < 0 ? 0 : Math.round(v));
   return [fb.signal, ms(fb.latencyMs), ms(fb.startedAt), ms(fb.notBefore)];
+}
+
+/** A lease owner names a process; '@' separates it from the sequence number in lease ids. */
+function checkOwner(owner: string): string {
+  if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(owner)) throw new RangeError(`frontier: invalid lease owner ${JSON.stringify(owner)} (expected 1-64 of [A-Za-z0-9_.:-])`);
+  return owner;
 }
 
 function epochMs(now: number): number {
@@ -315,13 +322,15 @@ export class Frontier {
 
   /**
    * Leases up to `max` URLs, at most one per host, from hosts whose next start time has come
-   * (oldest first). Returns nothing (with `blocked`) when the page budget is used up or the parse
+   * (oldest first). With an `owner` (the leasing process's id), the leases are listed under it so
+   * releaseOwner can return them at once when that process dies. Returns nothing (with `blocked`) when the page budget is used up or the parse
    * queue is full: fetchers pull, so a full parse queue stops fetching without pushing back.
    */
-  async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs): Promise<LeaseBatch> {
+  async lease(max: number, now: number = Date.now(), ttlMs: number = this.leaseTtlMs, owner = ""): Promise<LeaseBatch> {
     const n = Math.min(positiveInt("lease max", max), MAX_LEASE_BATCH);
     const ttl = positiveInt("lease ttl", Math.round(ttlMs));
-    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes])) as unknown[];
+    if (owner !== "") checkOwner(owner);
+    const r = (await this.scripts.run("lease", [...this.common(now), n, ttl, this.maxPages, this.parseQueueMax, this.parseQueueMaxBytes, owner])) as unknown[];
     const status = String(r[0]);
     if (status !== "ok") return { leases: [], blocked: status as LeaseBlock, ...(typeof r[1] === "string" ? { message: r[1] } : {}) };
     const leases: Lease[] = [];
@@ -406,6 +415,20 @@ export class Frontier {
    */
   async reapExpired(now: number = Date.now()): Promise<number> {
     return this.returnLeases(now, String(epochMs(now)), true, "reaped");
+  }
+
+  /**
+   * Returns every lease `owner` holds to the head of its queue at once (not counted as an attempt):
+   * the supervisor calls it when that fetcher process has died, so its URLs do not wait for the
+   * lease TTL. Leases of other owners are untouched. Returns how many.
+   */
+  async releaseOwner(owner: string, now: number = Date.now()): Promise<number> {
+    return toInt(await this.scripts.run("release_owner", [...this.common(now), checkOwner(owner)]));
+  }
+
+  /** Lease ids `owner` holds now (status pages and tests). */
+  async leasesOf(owner: string): Promise<string[]> {
+    return this.redis.smembers(this.keys.leaseOwner(checkOwner(owner)));
   }
 
   /**
@@ -499,22 +522,28 @@ export class Frontier {
   /**
    * Node-wide signals in P flow: `totalCap` lowers the frontier's total queue cap (the memory
    * governor; null removes it), `pauseUntil` pauses all leasing (our upstream plan's 429),
-   * `stop` stops all leasing with a message (our upstream quota is exhausted).
+   * `stop` stops all leasing with a message (our upstream quota is exhausted; null lifts it),
+   * `diskFull` pauses all leasing with a message until it is cleared (null) -- the first writer
+   * to hit a full disk sets it, a later one does not overwrite the first reason.
    */
-  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string }): Promise<void> {
+  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string | null; diskFull?: string | null }): Promise<void> {
     const k = this.keys.flow;
     if (s.totalCap === null) await this.redis.hdel(k, "tcap");
     else if (s.totalCap !== undefined) await this.redis.hset(k, "tcap", positiveInt("totalCap", Math.round(s.totalCap)));
     if (s.pauseUntil !== undefined) await this.redis.hset(k, "gnb", epochMs(s.pauseUntil));
-    if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
+    if (s.stop === null) await this.redis.hdel(k, "stop");
+    else if (s.stop !== undefined) await this.redis.hset(k, "stop", s.stop.slice(0, 500));
+    if (s.diskFull === null) await this.redis.hdel(k, "disk");
+    else if (s.diskFull !== undefined) await this.redis.hsetnx(k, "disk", s.diskFull.slice(0, 500) || "disk full");
   }
 
-  async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string }> {
-    const [tcap, gnb, stop] = await this.redis.hmget(this.keys.flow, "tcap", "gnb", "stop");
+  async flowState(): Promise<{ totalCap?: number; pauseUntil?: number; stop?: string; diskFull?: string }> {
+    const [tcap, gnb, stop, disk] = await this.redis.hmget(this.keys.flow, "tcap", "gnb", "stop", "disk");
     return {
       ...(tcap ? { totalCap: toInt(tcap) } : {}),
       ...(gnb ? { pauseUntil: toInt(gnb) } : {}),
       ...(stop ? { stop } : {}),
+      ...(disk ? { diskFull: disk } : {}),
     };
   }
 
@@ -534,9 +563,37 @@ export class Frontier {
     return this.redis.lrange(this.keys.spill, -positiveInt("max", max), -1).then((a) => a.reverse());
   }
 
-  /** Removes the `n` oldest spilled entries (after they are safely on disk) and counts them as on disk (P flow ondisk). */
-  async dropSpilled(n: number): Promise<void> {
-    if (n > 0) await this.redis.multi().ltrim(this.keys.spill, 0, -n - 1).hincrby(this.keys.flow, "ondisk", n).exec();
+  /**
+   * Removes the `n` oldest spilled entries (after they are safely on disk) and counts them as on
+   * disk (P flow ondisk); with `file`, records in the same step that `file` is committed up to
+   * `fileBytes` (P spillsize), so bytes beyond it after a crash are known to be still in P spill.
+   */
+  async dropSpilled(n: number, file?: { name: string; bytes: number }): Promise<void> {
+    if (n <= 0) return;
+    const m = this.redis.multi().ltrim(this.keys.spill, 0, -n - 1).hincrby(this.keys.flow, "ondisk", n);
+    if (file) m.hset(this.keys.spillSize, file.name, file.bytes);
+    await m.exec();
+  }
+
+  /** Committed bytes of each spill file (P spillsize). */
+  async spillFileSizes(): Promise<Map<string, number>> {
+    const h = await this.redis.hgetall(this.keys.spillSize);
+    return new Map(Object.entries(h).map(([k, v]) => [k, toInt(v)]));
+  }
+
+  /** Entries of a spill file already re-admitted (P spillpos). */
+  async spillPosition(file: string): Promise<number> {
+    return toInt(await this.redis.hget(this.keys.spillPos, file));
+  }
+
+  /** Records a new spill file as committed at 0 bytes (before anything is written to it). */
+  async startSpillFile(file: string): Promise<void> {
+    await this.redis.hset(this.keys.spillSize, file, 0);
+  }
+
+  /** Forgets a spill file's records (after the file is deleted). */
+  async forgetSpillFile(file: string): Promise<void> {
+    await this.redis.multi().hdel(this.keys.spillSize, file).hdel(this.keys.spillPos, file).exec();
   }
 
   /** Spilled URLs on disk, not yet re-admitted (so "done" waits for them). */
@@ -548,19 +605,24 @@ export class Frontier {
     return this.redis.llen(this.keys.spill);
   }
 
-  /** Re-admits spilled entries under the caps; the rest go back to the spill list. */
-  async readmit(entries: readonly string[], now: number = Date.now(), fromDisk = false): Promise<{ readmitted: number; returned: number }> {
+  /**
+   * Re-admits spilled entries under the caps; the rest go back to the spill list. With `from`
+   * (entries of a spill file, starting at entry index `start`), the file's position advances in
+   * the same script: a repeated call for entries already admitted changes nothing (`stale`).
+   */
+  async readmit(entries: readonly string[], now: number = Date.now(), from?: { file: string; start: number }): Promise<{ readmitted: number; returned: number; stale: boolean }> {
     let readmitted = 0;
     let returned = 0;
     for (let i = 0; i < entries.length; i += 5000) {
       const r = (await this.scripts.run("readmit", [
-        ...this.common(now), this.caps.maxQueuedPerHost, this.caps.maxQueuedTotal, ...entries.slice(i, i + 5000),
+        ...this.common(now), this.caps.maxQueuedPerHost, this.caps.maxQueuedTotal, from?.file ?? "", (from?.start ?? 0) + i,
+        ...entries.slice(i, i + 5000),
       ])) as unknown[];
+      if (toInt(r[2]) < 0) return { readmitted, returned, stale: true };
       readmitted += toInt(r[0]);
       returned += toInt(r[1]);
     }
-    if (fromDisk && entries.length > 0) await this.redis.hincrby(this.keys.flow, "ondisk", -entries.length);
-    return { readmitted, returned };
+    return { readmitted, returned, stale: false };
   }
 
   /** Hosts under back-off, highest pressure first. */

@@ -17,7 +17,9 @@
 //   P ready             zset   hosts that may start a request, scored by the earliest start time;
 //                              a host is here only with queued URLs and a free concurrency slot.
 //   P leases            zset   lease id -> expiry (epoch ms)
-//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"
+//   P lease             hash   lease id -> "<host>\t<tier>\t<element>"; a lease id is "<seq>", or
+//                              "<seq>@<owner>" when a named owner (a fetcher process) took it
+//   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
 //   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
 //   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
@@ -31,11 +33,18 @@
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
-//                              pause until), stop (upstream quota exhausted: message), ondisk
-//                              (spilled URLs in files under out/spill/, not yet re-admitted)
+//                              pause until), stop (upstream quota exhausted: message), disk (output
+//                              disk full: message; no leasing until cleared), ondisk
+//                              (spilled URLs in files under out/spill/, not yet re-admitted),
+//                              storage (epoch ms until which a parser's write buffer is full: slow
+//                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
+//   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:
+//                              the shared sample of the lease TTL percentile (schedule/lease-ttl.ts)
+//   P spillsize         hash   spill file name -> bytes of it committed (entries removed from P spill)
+//   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
 //    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
@@ -62,6 +71,7 @@ export class FrontierKeys {
   get ready(): string { return `${this.prefix}ready`; }
   get leases(): string { return `${this.prefix}leases`; }
   get leaseData(): string { return `${this.prefix}lease`; }
+  leaseOwner(owner: string): string { return `${this.prefix}lo:${owner}`; }
   get bloomParams(): string { return `${this.prefix}bf:params`; }
   bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
   robots(origin: string): string { return `${this.prefix}robots:${origin}`; }
@@ -75,5 +85,8 @@ export class FrontierKeys {
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }
   get spill(): string { return `${this.prefix}spill`; }
+  get fetchTimes(): string { return `${this.prefix}fetchtimes`; }
+  get spillSize(): string { return `${this.prefix}spillsize`; }
+  get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
 }

@@ -4,12 +4,14 @@
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
 
-export type RobotsVerdict = { kind: "rules"; body: string } | { kind: "allow-all" } | { kind: "disallow-all" };
+/** disallow-all may say why (e.g. "dns: ENOTFOUND ..."), so pages refused meanwhile can tell. */
+export type RobotsVerdict = { kind: "rules"; body: string } | { kind: "allow-all" } | { kind: "disallow-all"; reason?: string };
 export type RobotsCacheEntry = RobotsVerdict & { fetchedAt: number };
 
 /** Google reads the first 500 KiB of a robots.txt; a body above this bound is refused. */
 export const MAX_ROBOTS_BODY_CHARS = 512 * 1024;
 const MAX_TTL_MS = 30 * 24 * 3600 * 1000;
+const MAX_REASON_CHARS = 500;
 
 function isEntry(v: unknown): v is RobotsCacheEntry {
   if (!v || typeof v !== "object") return false;
@@ -40,7 +42,11 @@ export class RobotsCache {
       throw new RangeError(`robots cache: body for ${origin} is ${entry.body.length} chars, above ${MAX_ROBOTS_BODY_CHARS}`);
     }
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) throw new RangeError(`robots cache: ttlMs must be in [1, 30 days], got ${ttlMs}`);
-    const value = entry.kind === "rules" ? { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt } : { kind: entry.kind, fetchedAt: entry.fetchedAt };
+    const value = entry.kind === "rules"
+      ? { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
+      : entry.kind === "disallow-all" && typeof entry.reason === "string"
+        ? { kind: entry.kind, fetchedAt: entry.fetchedAt, reason: entry.reason.slice(0, MAX_REASON_CHARS) }
+        : { kind: entry.kind, fetchedAt: entry.fetchedAt };
     await this.redis.set(this.keys.robots(origin), JSON.stringify(value), "PX", ttlMs);
   }
 }

@@ -21,6 +21,7 @@ const SCRIPT_FILES = {
   complete_requeue: true,
   complete_failure: true,
   reap: true,
+  release_owner: true,
   set_host_limits: true,
   readmit: true,
   ack_page: true,

@@ -36,6 +36,8 @@ export class ChildGroup {
     private readonly redisUrl: string,
     private readonly onMessage: (spec: ChildSpec, msg: ChildMessage) => void,
     private readonly log: (msg: string) => void,
+    /** Called on every exit of a child (crash, kill or stop), before any restart, with its pid. */
+    private readonly onExit: (spec: ChildSpec, pid: number) => void = () => undefined,
   ) {}
 
   start(specs: ChildSpec[]): void {
@@ -61,6 +63,7 @@ export class ChildGroup {
     proc.on("message", (m) => this.onMessage(slot.spec, m as ChildMessage));
     proc.on("exit", (code, signal) => {
       slot.proc = undefined;
+      if (proc.pid !== undefined) this.onExit(slot.spec, proc.pid);
       if (slot.stopping) return;
       // A child that lived a while gets a fresh back-off; one that keeps dying waits longer each time.
       if (Date.now() - slot.lastStart > 30_000) slot.restarts = 0;

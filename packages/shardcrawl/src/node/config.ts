@@ -4,7 +4,10 @@ import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
 import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
+import type { QueueSizing } from "./queue-sizing.js";
+import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
 import { validateLogSettings } from "../log/node-logger.js";
+import { checkDnsServers } from "../fetch/dns-servers.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -30,6 +33,8 @@ export interface NodeConfig {
   userAgent: string;
   connectTo: string[];
   resolve: string[];
+  /** DNS servers ("ip" or "ip:port") asked instead of the system resolver (getaddrinfo); empty = system. */
+  dnsServers: string[];
   allowPrivate: boolean;
   scope: Scope;
   caFile?: string;
@@ -118,6 +123,19 @@ export interface NodeConfig {
   upstreamQuotaHeader: string;
   /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
   recrawl?: RecrawlNodeConfig;
+  /**
+   * Queue sizing (node/queue-sizing.ts): with a target rate, the parse queue (pages, bytes) and the
+   * parsers' write buffers are derived as rate x accepted wait (x typical page size), unless set explicitly.
+   */
+  targetPagesPerSec: number;
+  acceptedWaitMs: number;
+  typicalPageBytes: number;
+  /** Per parser: output bytes (WARC, page log, outbox) not yet on disk; past it the parser takes no new pages. */
+  writeBufferBytes: number;
+  /** Where each queue bound came from (set when the config is built; shown in summary.json and /status). */
+  queueSizing?: QueueSizing;
+  /** URL priority rules, first match wins: [{pattern (a regular expression on the URL), priority (tier 0 = first)}]. */
+  priorityRules: PriorityRule[];
   /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
   logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
   logMaxBytes: number;
@@ -138,6 +156,7 @@ export function defaultConfig(): NodeConfig {
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],
+    dnsServers: [],
     allowPrivate: false,
     scope: "domains",
     maxPageBytes: 2 * 1024 * 1024,
@@ -191,6 +210,11 @@ export function defaultConfig(): NodeConfig {
     globalConcurrency: 0,
     upstreamLimitHeader: "",
     upstreamQuotaHeader: "",
+    targetPagesPerSec: 0,
+    acceptedWaitMs: 2000,
+    typicalPageBytes: 256 * 1024,
+    writeBufferBytes: 64 * 1024 * 1024,
+    priorityRules: [],
     logLevel: "info",
     logMaxBytes: 10 * 1024 * 1024,
     logFiles: 5,
@@ -204,6 +228,7 @@ export function validateConfig(c: NodeConfig): string[] {
     "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
     "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "outboxMaxFileAgeMs", "inboxPollMs",
+    "acceptedWaitMs", "typicalPageBytes", "writeBufferBytes",
   ];
   for (const k of positiveInts) {
     const v = c[k];
@@ -222,7 +247,7 @@ export function validateConfig(c: NodeConfig): string[] {
   for (const k of ["retryMaxAttempts", "maxQueuedPerHost", "maxQueuedTotal", "aimdFloor", "aimdMaxDelayMultiplier", "leaseTtlFloorMs"] as const) {
     if (!Number.isInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(c[k])}`);
   }
-  for (const k of ["parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
+  for (const k of ["targetPagesPerSec", "parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
     if (!Number.isFinite(c[k]) || c[k] < 0) errors.push(`${k}: expected a number >= 0, got ${JSON.stringify(c[k])}`);
   }
   if (!(c.aimdIncrease > 0)) errors.push(`aimdIncrease: expected > 0, got ${c.aimdIncrease}`);
@@ -238,12 +263,14 @@ export function validateConfig(c: NodeConfig): string[] {
       errors.push(`urlFilters: ${(err as Error).message}`);
     }
   }
+  errors.push(...checkPriorityRules(c.priorityRules).map((e) => `priorityRules: ${e}`));
   for (const [k, v] of Object.entries(c.timeouts)) {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
   if (c.recrawl) errors.push(...validateRecrawlConfig(c.recrawl));
   errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
+  errors.push(...checkDnsServers(c.dnsServers));
   return errors;
 }
 

@@ -5,7 +5,8 @@
 // feed that host's AIMD limit in Redis (lib.lua feedback), retries go back through the frontier
 // (fetch/retry-policy.ts), our upstream plan's limit pauses all leasing and its quota stops it.
 // Time spent unable to lease (parse queue full, global cap, upstream pause) is counted as
-// stats blockedMs:<reason>. Leases last a percentile of recent fetch times (schedule/lease-ttl.ts),
+// stats blockedMs:<reason>. Leases last a percentile of the node's recent fetch times (one sample
+// in Redis shared by all fetchers, schedule/lease-ttl.ts),
 // and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
@@ -14,7 +15,10 @@ import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
-import { LeaseTtl } from "../schedule/lease-ttl.js";
+import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
+import { fetcherLeaseOwner } from "./lease-owner.js";
+import { dnsServerLookup } from "../fetch/dns-servers.js";
+import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
@@ -40,6 +44,7 @@ async function main(): Promise<void> {
     resolve: config.resolve,
     allowPrivate: config.allowPrivate,
     caFile: config.caFile,
+    ...(config.dnsServers.length > 0 ? { dnsLookup: dnsServerLookup(config.dnsServers, config.timeouts.connectMs) } : {}),
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
@@ -48,29 +53,31 @@ async function main(): Promise<void> {
   const revisits = RecrawlVisits.forConfig(ctx.redis, config);
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
     upstreamLimitHeader: config.upstreamLimitHeader, upstreamQuotaHeader: config.upstreamQuotaHeader,
   };
-  const leaseTtl = new LeaseTtl({
-    percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 512, minSamples: 50,
+  // One sample for the whole node (P fetchtimes), so every fetcher leases with the same TTL.
+  const leaseTtl = new SharedLeaseTtl(ctx.redis, frontier.frontier.keys.fetchTimes, {
+    percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 1024, minSamples: 50,
   });
+  const ttlSync = setInterval(() => void leaseTtl.sync().catch((err: unknown) => ctx.log(`lease ttl sample: ${(err as Error).message}`)), 1000);
   // The end of a response, as the host's politeness clock should see it (see politenessMarginMs).
   const endNow = () => Date.now() + config.politenessMarginMs;
   // Wakes the pull loop when a fetch completes: its host may be due again soon.
   let wake: () => void = () => undefined;
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
     if (!entry) return null;
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, expires: Date.now() + 60_000 };
+    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
@@ -98,7 +105,8 @@ async function main(): Promise<void> {
       return;
     }
     if (robots.kind === "disallow-all") {
-      await pageLog.append(failureLine(lease, "robots-unavailable", "robots.txt was unreachable or 5xx: disallow all", { total: 0 }));
+      const why = robots.reason ? ` (${robots.reason})` : "";
+      await pageLog.append(failureLine(lease, "robots-unavailable", `robots.txt was unreachable or 5xx${why}: disallow all`, { total: 0 }));
       await frontier.fail(lease, Date.now(), { requested: false, errorClass: "robots-unavailable" });
       return;
     }
@@ -193,8 +201,9 @@ async function main(): Promise<void> {
   function track(lease: Lease): void {
     const p = handle(lease)
       .catch(async (err: unknown) => {
-        // A bug or a Redis failure: return the URL rather than lose it.
-        ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
+        // A full disk (page log) pauses the node; a bug or a Redis failure: return the URL rather than lose it.
+        if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+        else ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
         await frontier.requeue(lease, endNow()).catch(() => undefined);
       })
       .finally(() => {
@@ -216,6 +225,8 @@ async function main(): Promise<void> {
   let quotaSaid = false;
 
   const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+  // Our leases are listed under this id: if we die, the supervisor returns them at once.
+  const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -223,7 +234,7 @@ async function main(): Promise<void> {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
-    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs());
+    const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs(), leaseOwner);
     for (const l of batch.leases) track(l);
     if (batch.blocked && batch.blocked !== "budget") {
       // Pull, don't push: a full parse queue (or the global cap, or an upstream pause) stops
@@ -233,12 +244,18 @@ async function main(): Promise<void> {
         ctx.log(`fetching stopped: ${batch.message ?? "upstream quota exhausted"}`);
       }
       const t0 = Date.now();
-      await Promise.race([sleep(batch.blocked === "quota" ? 1000 : 50), nextWake(), ctx.stopRequested]);
+      await Promise.race([sleep(batch.blocked === "quota" || batch.blocked === "disk-full" ? 500 : 50), nextWake(), ctx.stopRequested]);
       blocked.set(batch.blocked, (blocked.get(batch.blocked) ?? 0) + (Date.now() - t0));
       await flushBlocked();
       continue;
     }
     await flushBlocked();
+    if (batch.blocked === "budget") {
+      // The page budget is used up: nothing to lease until a retry or requeue gives a slot back
+      // (the supervisor ends the crawl meanwhile). Without this wait the loop spun every 2 ms.
+      await Promise.race([sleep(250), nextWake(), ctx.stopRequested]);
+      continue;
+    }
     if (batch.leases.length === 0) {
       const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
@@ -246,6 +263,8 @@ async function main(): Promise<void> {
     }
   }
   await flushBlocked(true);
+  clearInterval(ttlSync);
+  await leaseTtl.sync().catch(() => undefined);
   await keeper?.stop();
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);

@@ -73,7 +73,7 @@ const LABELLED: Array<[string, string, string, string, number]> = [
   ["err:", "shardcrawl_fetch_errors_total", "URLs that failed for good, by error class (dns, connect, tls, robots-disallowed, ...).", "class", 1],
   ["parseErr:", "shardcrawl_parse_errors_total", "Pages parsed with an error, by class (decode-bomb, decode-error, ...).", "class", 1],
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
-  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, global-full, upstream, quota).", "reason", 0.001],
+  ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, storage, global-full, upstream, quota, disk-full).", "reason", 0.001],
   ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];
@@ -140,6 +140,7 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
     set("shardcrawl_spill_on_disk_urls", "Shed URLs in spill files waiting to be re-admitted.", p.spillOnDisk);
     set("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
     set("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
+    set("shardcrawl_disk_full_paused", "1 while fetching is paused because the output disk is full.", p.diskFull ? 1 : 0);
     for (const [name, help, get] of PER_HOST) {
       const g = gauge(name, help, ["host"]);
       for (const h of p.hosts) g.set({ node, host: h.host }, get(h));

@@ -58,6 +58,8 @@ export interface NodePressure {
   spillOnDisk: number;
   /** Set when our upstream quota is exhausted. */
   stopped?: string;
+  /** Set while fetching is paused because the output disk is full (why). */
+  diskFull?: string;
 }
 
 /** Hosts listed in the pressure metrics. */
@@ -118,8 +120,9 @@ export class NodeFrontier {
   }
 
   // --- fetcher side ----------------------------------------------------------------------
-  async lease(max: number, now: number, ttlMs?: number): Promise<LeaseBatch> {
-    return this.frontier.lease(max, now, ttlMs);
+  /** `owner` (fetcherLeaseOwner) lets the supervisor return these leases at once if this process dies. */
+  async lease(max: number, now: number, ttlMs?: number, owner?: string): Promise<LeaseBatch> {
+    return this.frontier.lease(max, now, ttlMs, owner);
   }
 
   /** Adds to a stats counter (blocked time, upstream events). */
@@ -189,6 +192,13 @@ export class NodeFrontier {
     return this.frontier.recoverAll();
   }
 
+  /** Lifts a quota stop left by an earlier run; returns its message (undefined when there was none). */
+  async clearQuotaStop(): Promise<string | undefined> {
+    const { stop } = await this.frontier.flowState();
+    if (stop !== undefined) await this.frontier.setFlow({ stop: null });
+    return stop;
+  }
+
   async reap(now: number): Promise<number> {
     return this.frontier.reapExpired(now);
   }
@@ -232,6 +242,7 @@ export class NodeFrontier {
       spillWaiting: await f.spilledWaiting(),
       spillOnDisk: await f.spilledOnDisk(),
       ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
+      ...(flow.diskFull !== undefined ? { diskFull: flow.diskFull } : {}),
     };
   }
 }

@@ -1,7 +1,8 @@
 // A parser process: takes fetched pages off the node's reliable parse queue, runs them through a
 // piscina pool (decode, links, digests, WARC records), appends WARC and page-log output, then
 // acknowledges the page and queues its links in one Redis call. Output is written before the ack,
-// so a crash repeats at most the pages in flight, and never loses one.
+// so a crash repeats at most the pages in flight, and never loses one. Output waiting for the disk
+// is bounded in bytes (writeBufferBytes): slow storage stops the parser taking pages.
 import { join } from "node:path";
 import { Piscina } from "piscina";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
@@ -9,6 +10,7 @@ import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
+import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
@@ -18,6 +20,11 @@ import type { OutboxLink } from "../shard/outbox-format.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
+import { WriteBudget } from "../store/write-budget.js";
+import { StorageSignal } from "./storage-signal.js";
+
+/** Write-buffer bytes counted per page beyond its WARC records (page-log line, outbox links). */
+const OUTPUT_OVERHEAD_BYTES = 2048;
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -32,6 +39,8 @@ async function main(): Promise<void> {
     prefix: consumer,
     maxFileBytes: config.warcMaxFileBytes,
     gzipLevel: config.warcGzipLevel,
+    // The write budget keeps queued WARC bytes under writeBufferBytes; this is the writer's own guard.
+    maxQueuedBytes: config.writeBufferBytes,
     warcinfo: { software: "shardcrawl/0.1", operator: config.nodeName, "http-header-user-agent": config.userAgent, robots: "obey" },
   });
   const setup: WorkerSetup = {
@@ -46,6 +55,7 @@ async function main(): Promise<void> {
     scope,
     bloom: frontier.frontier.bloom,
     ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
+    priorityRules: config.priorityRules,
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
@@ -89,13 +99,58 @@ async function main(): Promise<void> {
   const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
   reportEventLoop((m) => ctx.send(m));
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
+  // Two stages: parsing (CPU, in the pool, at most maxInFlight pages) and writing (WARC, page log,
+  // outbox, then the ack), bounded in bytes by the write buffer. When storage is slow the buffer
+  // fills and no new page is taken; the StorageSignal tells the fetchers that is why they wait.
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
+  const writes = new Set<Promise<void>>();
+  const budget = new WriteBudget(config.writeBufferBytes);
+  const storage = new StorageSignal(ctx.redis, frontier.frontier.keys.flow, consumer, budget, (m) => ctx.log(m));
+  storage.start();
 
-  async function handle(id: string, page: FetchedPage): Promise<void> {
+  interface Parsed {
+    id: string;
+    res: WorkerResult;
+    line: Omit<PageLogLine, "warc">;
+    /** Continuous mode only: the fetched page, recorded in the re-crawl history after the write. */
+    page?: FetchedPage;
+  }
+
+  function baseLine(page: FetchedPage): Omit<PageLogLine, "warc"> {
+    return {
+      url: page.url, final_url: page.redirectTo ?? page.url, status: page.status, error: null, content_type: null,
+      bytes: page.body.byteLength, truncated: Boolean(page.truncated), digest: null, fetched_at: page.fetchedAt,
+      timings: page.timings, outlinks: 0, depth: page.depth,
+    };
+  }
+
+  /** Parse stage: decode, links, digests and WARC records in the pool; the body is not kept. */
+  async function parse(id: string, page: FetchedPage): Promise<Parsed> {
     const { body, ...meta } = page;
     const task: WorkerTask = { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
     const res = (await pool.run(task)) as WorkerResult;
+    const facts = res.facts;
+    const line: Omit<PageLogLine, "warc"> = {
+      ...baseLine(page),
+      error: res.error ?? null,
+      ...(res.errorDetail ? { error_detail: res.errorDetail } : page.truncated === "time" ? { error_detail: "body cut at the fetch time cap (WARC-Truncated: time)" } : {}),
+      content_type: res.contentType,
+      digest: res.payloadDigest,
+      text_digest: facts?.textDigest ?? null,
+      outlinks: res.links.length,
+      ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
+      ...(facts?.title ? { title: facts.title } : {}),
+      ...(facts?.canonical ? { canonical: facts.canonical } : {}),
+      ...(facts?.lang ? { lang: facts.lang } : {}),
+      ...(facts ? { charset: facts.charset, noindex: facts.noindex } : {}),
+    };
+    return { id, res, line, ...(recrawl ? { page } : {}) };
+  }
+
+  /** Write stage: output first, then the ack, so a crash repeats a page and never loses one. */
+  async function write(p: Parsed): Promise<void> {
+    const { res } = p;
     const loc = await writer.append({
       data: res.warc,
       warcinfoId: setup.warcinfoId,
@@ -103,72 +158,76 @@ async function main(): Promise<void> {
       responseLength: res.responseLength,
       cdx: res.cdx,
     });
-    const facts = res.facts;
-    const line: PageLogLine = {
-      url: page.url,
-      final_url: page.redirectTo ?? page.url,
-      status: page.status,
-      error: res.error ?? null,
-      ...(res.errorDetail ? { error_detail: res.errorDetail } : {}),
-      content_type: res.contentType,
-      bytes: body.byteLength,
-      truncated: Boolean(page.truncated),
-      digest: res.payloadDigest,
-      text_digest: facts?.textDigest ?? null,
-      fetched_at: page.fetchedAt,
-      timings: page.timings,
-      outlinks: res.links.length,
-      depth: page.depth,
-      ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
-      ...(facts?.title ? { title: facts.title } : {}),
-      ...(facts?.canonical ? { canonical: facts.canonical } : {}),
-      ...(facts?.lang ? { lang: facts.lang } : {}),
-      ...(facts ? { charset: facts.charset, noindex: facts.noindex } : {}),
-      warc: loc,
-    };
-    await pageLog.append(line);
-    if (recrawl) {
+    await pageLog.append({ ...p.line, warc: loc });
+    if (recrawl && p.page) {
       // A lost history update costs one observation, never the page: log it and go on.
+      const facts = res.facts;
       const kept = facts?.contentDigest !== undefined
-        ? recrawl.recordPage(page, facts.contentDigest)
-        : res.contentType?.includes("xml") ? recrawl.recordSitemap(page) : null; // sitemap lastmod: change hints
-      await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${page.url} not recorded: ${(err as Error).message}`));
+        ? recrawl.recordPage(p.page, facts.contentDigest)
+        : res.contentType?.includes("xml") ? recrawl.recordSitemap(p.page) : null; // sitemap lastmod: change hints
+      await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }
     const ownLinks = await routeLinks(res.links);
-    await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+    await frontier.ackPage(consumer, p.id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+  }
+
+  // A bug or a poisoned page: record it and move on rather than stall the crawl.
+  async function recordFailure(id: string, line: Omit<PageLogLine, "warc">, err: unknown): Promise<void> {
+    ctx.log(`parse of ${line.url} failed: ${(err as Error).stack ?? String(err)}`);
+    await pageLog.append({
+      ...line, error: "other", error_detail: `internal parse failure: ${(err as Error).message}`, outlinks: 0,
+    }).catch(() => undefined);
+    await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
-  // stays in our in-flight list, so nothing is lost even if we are killed meanwhile. Any other
-  // failure is a bug or a poisoned page: record it and move on rather than stall the crawl.
-  async function handleWithRetry(id: string, page: FetchedPage): Promise<void> {
+  // stays in our in-flight list, so nothing is lost even if we are killed meanwhile.
+  async function writeWithRetry(p: Parsed): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await handle(id, page);
+        await write(p);
         return;
       } catch (err) {
         if (err instanceof StoreWriteError) {
-          ctx.log(`output write failed (${err.message}); paused, retrying in 5 s`);
+          // A full disk pauses the whole node (no new fetching) until the supervisor sees space again.
+          if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, consumer, err).catch(() => undefined);
+          if (attempt === 0) ctx.log(`output write failed (${err.message}); paused, retrying every 5 s`);
           await sleep(5000);
           continue;
         }
-        ctx.log(`parse of ${page.url} failed: ${(err as Error).stack ?? String(err)}`);
-        await pageLog.append({
-          url: page.url, final_url: page.url, status: page.status, error: "other",
-          error_detail: `internal parse failure: ${(err as Error).message}`, content_type: null,
-          bytes: page.body.byteLength, truncated: Boolean(page.truncated), digest: null,
-          fetched_at: page.fetchedAt, timings: page.timings, outlinks: 0, depth: page.depth,
-        }).catch(() => undefined);
-        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        await recordFailure(p.id, p.line, err);
         return;
       }
     }
+  }
+
+  async function handle(id: string, page: FetchedPage): Promise<void> {
+    let parsed: Parsed;
+    try {
+      parsed = await parse(id, page);
+    } catch (err) {
+      await recordFailure(id, baseLine(page), err);
+      return;
+    }
+    // The page's output enters the write buffer when it fits (the parse slot is held until then).
+    const bytes = parsed.res.warc.byteLength + OUTPUT_OVERHEAD_BYTES;
+    await budget.acquire(bytes);
+    const w = writeWithRetry(parsed).finally(() => {
+      budget.release(bytes);
+      writes.delete(w);
+    });
+    writes.add(w);
   }
 
   while (!ctx.isStopping()) {
     const room = maxInFlight - inFlight.size;
     if (room <= 0) {
       await Promise.race([...inFlight, ctx.stopRequested]);
+      continue;
+    }
+    if (budget.full) {
+      // Storage is behind: take nothing until the write buffer drains.
+      await Promise.race([...writes, sleep(50), ctx.stopRequested]);
       continue;
     }
     const batch = await frontier.takePages(consumer, room, 500);
@@ -185,11 +244,14 @@ async function main(): Promise<void> {
         await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
         continue;
       }
-      const p = handleWithRetry(id, page).finally(() => inFlight.delete(p));
+      const p = handle(id, page).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
   }
   await Promise.all([...inFlight]);
+  await Promise.all([...writes]);
+  storage.stop();
+  await storage.publish().catch(() => undefined);
   await pool.destroy();
   await writer.close();
   await pageLog.close();

@@ -18,8 +18,13 @@ import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/inge
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { RecrawlLoop } from "./recrawl-loop.js";
+import { exitCodeFor, type EndReason } from "./exit-codes.js";
+import { UrlPrioritizer } from "../schedule/priority.js";
+import type { QueueSizing } from "./queue-sizing.js";
 import { NodeObserver } from "./node-observer.js";
 import { openSupervisorLog } from "./node-logs.js";
+import { releaseDeadFetcher } from "./lease-owner.js";
+import { DiskPauseWatch } from "./disk-pause.js";
 
 export interface CrawlSummary {
   node: string;
@@ -27,7 +32,9 @@ export interface CrawlSummary {
   startedAt: string;
   finishedAt: string;
   elapsedMs: number;
-  reason: "done" | "max-pages" | "signal";
+  reason: EndReason;
+  /** Why fetching stopped early (reason "quota": the upstream's message). */
+  stopMessage?: string;
   stats: NodeStats;
   pagesPerSecond: number;
   restarts: number;
@@ -36,6 +43,8 @@ export interface CrawlSummary {
   /** Cluster only: this node's shard, what it ingested from out/inbox/, what it sent to its outbox. */
   shard?: { self: string; nodes: number; key: string };
   ingested?: Omit<IngestReport, "problems"> & { problems: number };
+  /** The queue bounds in force and where each came from (derived from rate x wait, explicit, default). */
+  queueSizing?: QueueSizing;
 }
 
 export interface RunOptions {
@@ -76,6 +85,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Every lease and in-flight page in Redis now belongs to a dead run: give it back.
   const recovered = await frontier.recoverAll();
   if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
+  // A new run is the operator saying the quota is back: lift the previous run's quota stop.
+  const previousStop = await frontier.clearQuotaStop();
+  if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
 
   // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
   const router = config.shard ? new ShardRouter(config.shard) : null;
@@ -84,7 +96,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     if (finished) say(`finished ${finished} outbox files left open by the previous run`);
   }
   const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
-  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
+  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
   const ingestReport = emptyIngestReport();
 
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
@@ -112,7 +124,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     ...children.pids().map((c) => ({ process: `${c.role}-${c.index}`, pid: c.pid })),
     ...(redisHandle ? [{ process: "redis", pid: redisHandle.pid }] : []),
   ]);
-  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say);
+  // A fetcher that dies gives its leases back at once (not after the lease TTL).
+  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid) => {
+    if (spec.role === "fetcher") void releaseDeadFetcher(frontier.frontier, spec.index, pid, say);
+  });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
@@ -126,6 +141,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const disk = cachedDiskUsage(config.out, 10_000);
   const status: StatusServer = await startStatusServer(config, () => ({
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
+    ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     restarts: children.restarts, ...observer.extras(),
     ...(recrawl ? { recrawl: recrawl.snapshot() } : {}),
@@ -136,6 +152,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const showProgress = config.progress === "on" || (config.progress === "auto" && Boolean(stream.isTTY));
   const progress = new TerminalProgress(stream, showProgress, startedAt);
   let reason = "done" as CrawlSummary["reason"];
+  let stopMessage: string | undefined;
   let stopRequested = false;
   const onSignal = () => {
     if (stopRequested) return;
@@ -145,12 +162,15 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   process.on("SIGINT", onSignal);
   process.on("SIGTERM", onSignal);
 
+  // A full output disk pauses fetching; this says so and resumes once space is back.
+  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say);
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
+    await diskWatch.tick();
     if (Date.now() - lastInboxCheck >= config.inboxPollMs) {
       lastInboxCheck = Date.now();
       // Ingest while running: a bad file is reported and left in the inbox, never fatal.
@@ -170,6 +190,13 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       maxPages: config.maxPages,
     });
     if (stopRequested) break;
+    // Our upstream quota is exhausted: fetchers already stopped leasing; end the run (also a
+    // long-running node), leaving the frontier intact for a rerun once the quota is restored.
+    if (lastStats.pressure?.stopped !== undefined) {
+      reason = "quota";
+      stopMessage = lastStats.pressure.stopped;
+      break;
+    }
     if (!config.exitWhenDone) continue;
     const budgetSpent = config.maxPages !== undefined && lastStats.fetched + lastStats.failed >= config.maxPages;
     const drained = lastStats.leases === 0 && lastStats.parseQueue === 0 && lastStats.parseInFlight === 0;
@@ -182,7 +209,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     } else idleChecks = 0;
   }
   progress.done();
-  say(reason === "signal" ? "stopping: finishing what is in flight…" : "crawl finished; stopping processes…");
+  say(reason === "signal" ? "stopping: finishing what is in flight…"
+    : reason === "quota" ? `stopping: ${stopMessage ?? "upstream quota exhausted"}; finishing what is in flight…`
+    : "crawl finished; stopping processes…");
   await recrawl?.stop();
   // Fetchers first (their pages go to the parse queue), then parsers drain it.
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
@@ -202,6 +231,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     finishedAt: new Date().toISOString(),
     elapsedMs,
     reason,
+    ...(stopMessage !== undefined ? { stopMessage } : {}),
     stats: lastStats,
     pagesPerSecond: lastStats.fetched / Math.max(0.001, elapsedMs / 1000),
     restarts: children.restarts,
@@ -209,6 +239,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     seeds: seedReport,
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     ...(router ? { ingested: { ...ingestReport, problems: ingestReport.problems.length } } : {}),
+    ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
   };
   for (const p of ingestReport.problems.slice(0, 5)) say(`ingest problem in ${p.file}: ${p.damaged ?? ""} ${JSON.stringify(p.rejected.slice(0, 3))}`);
   writeFileSync(join(config.out, "summary.json"), JSON.stringify(summary, null, 2));
@@ -216,6 +247,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A finished crawl stops its own Redis (the AOF keeps the state); an interrupted one too.
   if (redisHandle) await redisHandle.stop();
   say(formatSummary(summary));
+  if (reason === "quota") {
+    say(`shardcrawl: STOPPED, upstream quota exhausted (${stopMessage ?? ""}). ${lastStats.queued} URLs are still queued in ${config.out}; ` +
+      `run the same command again once the quota is restored to continue (exit code ${exitCodeFor("quota")}).`);
+  }
   log.logger.info({ summary: { reason, elapsedMs, stats: { fetched: lastStats.fetched, failed: lastStats.failed, queued: lastStats.queued }, restarts: children.restarts } }, "node stopped");
   log.close();
   return summary;

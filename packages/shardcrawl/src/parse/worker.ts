@@ -9,7 +9,7 @@ import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
 import type { HashedLink } from "../frontier/links.js";
 import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
 import { productToken } from "../fetch/robots.js";
-import { tierFor } from "../schedule/priority.js";
+import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
 
@@ -26,6 +26,8 @@ export interface WorkerSetup {
   bloom: Pick<BloomParams, "m" | "k" | "seed">;
   /** Continuous mode: content rules of the change digest (facts.contentDigest). */
   contentRules?: ContentRules;
+  /** The node's URL priority rules (config priorityRules). */
+  priorityRules: PriorityRule[];
 }
 
 export interface WorkerTask {
@@ -36,7 +38,8 @@ export interface WorkerTask {
 export interface WorkerResult {
   facts: PageFacts | null;
   contentType: string | null;
-  error: ParseResult["error"] | null;
+  /** A parse failure, or "redirect-limit" for a 3xx not followed because the chain is already maxRedirects long. */
+  error: ParseResult["error"] | "redirect-limit" | null;
   errorDetail?: string;
   warc: Uint8Array;
   responseOffset: number;
@@ -54,6 +57,7 @@ const inScope = scopeAllows(setup.scope);
 const hasher = new BloomHasher(setup.bloom);
 const uaToken = productToken(setup.userAgent);
 const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
+const priority = new UrlPrioritizer(setup.priorityRules);
 
 export default function parseTask(task: WorkerTask): WorkerResult {
   const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
@@ -82,14 +86,16 @@ export default function parseTask(task: WorkerTask): WorkerResult {
       outOfScope++;
       continue;
     }
-    links.push({ url, host, tier: tierFor(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
+    links.push({ url, host, tier: priority.tier(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
   }
   // A redirect becomes a frontier entry (loop-safe: the seen filter drops URLs already queued).
-  if (page.status >= 300 && page.status < 400 && page.redirectTo && page.hops < setup.maxRedirects) {
+  const redirect = page.status >= 300 && page.status < 400 && page.redirectTo !== undefined;
+  const chainTooLong = redirect && page.hops >= setup.maxRedirects;
+  if (redirect && page.redirectTo && !chainTooLong) {
     const url = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
     const host = url ? hostOf(url) : null;
     if (url && host) {
-      if (inScope(host)) links.push({ url, host, tier: tierFor(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
+      if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
       else outOfScope++;
     }
   }
@@ -99,8 +105,9 @@ export default function parseTask(task: WorkerTask): WorkerResult {
   return {
     facts,
     contentType,
-    error: error ?? null,
-    errorDetail,
+    ...(chainTooLong && !error
+      ? { error: "redirect-limit" as const, errorDetail: `redirect not followed: the chain already has ${page.hops} hops (limit ${setup.maxRedirects})` }
+      : { error: error ?? null, errorDetail }),
     warc: new Uint8Array(warc.buffer, warc.byteOffset, warc.byteLength),
     responseOffset: records.responseOffset,
     responseLength: records.responseLength,

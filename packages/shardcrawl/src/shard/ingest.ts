@@ -4,7 +4,7 @@
 import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { NodeFrontier } from "../node/open-frontier.js";
-import { tierFor } from "../schedule/priority.js";
+import { tierFor, type UrlPrioritizer } from "../schedule/priority.js";
 import { normalizeUrlDetailed, hostOf } from "../url/normalize.js";
 import type { DiscoveredLink } from "../shared/types.js";
 import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
@@ -35,6 +35,8 @@ export interface IngestContext {
   /** Where links owned by others go; required when router is given. */
   outbox?: OutboxWriter;
   maxUrlLength: number;
+  /** The node's URL priority rules (default: the heuristic alone). */
+  priority?: UrlPrioritizer;
 }
 
 export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
@@ -56,7 +58,7 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
         elsewhere.set(owner, list);
         continue;
       }
-      links.push({ url: n.url, host, tier: tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
+      links.push({ url: n.url, host, tier: ctx.priority ? ctx.priority.tier(n.url, l.depth) : tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
     }
     if (links.length) {
       const r = await ctx.frontier.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });

@@ -3,6 +3,13 @@
 // (fsync, rename from NAME.open to NAME, fsync of the folder).
 import { type FileHandle, open, rename } from "node:fs/promises";
 import { dirname } from "node:path";
+import { setTimeout as sleep } from "node:timers/promises";
+
+/**
+ * Fault injection (tests, drills): SHARDCRAWL_FAULT_SLOW_WRITES_MS=<ms> makes every append wait
+ * that long before writing, i.e. storage that is slow. Off unless set; see README "Fault injection".
+ */
+const SLOW_WRITES_MS = Math.max(0, Number(process.env.SHARDCRAWL_FAULT_SLOW_WRITES_MS ?? 0) || 0);
 
 /**
  * A failed write, with the errno code (ENOSPC, EFBIG, EIO...) for the caller to pause on.
@@ -72,6 +79,7 @@ export class AppendFile {
     this.#busy = true;
     const offset = this.#size;
     try {
+      if (SLOW_WRITES_MS > 0) await sleep(SLOW_WRITES_MS);
       let done = 0;
       while (done < data.length) {
         const { bytesWritten } = await this.#handle.write(data, done, data.length - done, offset + done);

@@ -263,6 +263,19 @@ describe("http client over raw sockets", () => {
     expect(res.errorClass).toBe("http-protocol");
   });
 
+  it.each([
+    ["RST", (s: net.Socket) => s.resetAndDestroy()],
+    ["FIN", (s: net.Socket) => s.end()],
+  ])("classifies a connection ended mid-body (%s, Connection: close) as reset", async (_how, endIt) => {
+    const port = await rawServer((s) => {
+      s.write("HTTP/1.1 200 OK\r\nContent-Length: 100000\r\nConnection: close\r\n\r\n" + "a".repeat(5000));
+      setTimeout(() => endIt(s), 50);
+    });
+    const res = failed(await client.fetch(`http://127.0.0.1:${port}/`));
+    expect(res.errorClass).toBe("reset");
+    expect(res.detail).toMatch(/before the promised body|ECONNRESET/);
+  });
+
   it("classifies a refused connection as connect", async () => {
     const probe = net.createServer();
     const port = await listen(probe);

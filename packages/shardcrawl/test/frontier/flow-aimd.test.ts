@@ -160,6 +160,18 @@ describe("node-wide signals", () => {
     expect(await f.lease(10, 6000)).toEqual({ leases: [], blocked: "quota", message: "upstream quota exhausted" });
   });
 
+  it("pauses all leasing while the output disk is full, keeping the first reason, until cleared", async () => {
+    const f = await open({ delayMs: 0, hostConcurrency: 4 });
+    await seed(f, "d.test", 5, 1000);
+    await f.setFlow({ diskFull: "p0: ENOSPC: write failed" });
+    await f.setFlow({ diskFull: "f0: ENOSPC: a later writer" });
+    expect(await f.lease(10, 2000)).toEqual({ leases: [], blocked: "disk-full", message: "p0: ENOSPC: write failed" });
+    expect((await f.flowState()).diskFull).toBe("p0: ENOSPC: write failed");
+    await f.setFlow({ diskFull: null });
+    expect((await f.flowState()).diskFull).toBeUndefined();
+    expect((await f.lease(10, 2001)).leases).toHaveLength(1);
+  });
+
   it("stops leasing while the parse stage holds its byte bound, until the pages are acknowledged", async () => {
     const f = await open({ delayMs: 0, hostConcurrency: 4, parseQueueMaxBytes: 1000 });
     await seed(f, "h.test", 5, 1000);

@@ -104,6 +104,81 @@ describe("priority-aware shedding", () => {
   });
 });
 
+describe("spill crash safety", () => {
+  // A "crash" is a crashPoint that throws between two steps; the next SpillStore on the same
+  // folder and Redis is the restarted process. Every shed URL must come back exactly once.
+  async function spilled(f: Frontier, n: number): Promise<void> {
+    // The host's cap is n: n better URLs shed the n deep ones.
+    await f.addLinks(Array.from({ length: n }, (_, i) => link(`https://c.test/deep/${i}?q=1`, 2, 6)), { now: 0 });
+    await f.addLinks(Array.from({ length: n }, (_, i) => link(`https://c.test/top${i}`, 0, 1)), { now: 0 });
+    expect(await f.spilledWaiting()).toBe(n);
+  }
+  // Re-admission runs on the real clock (SpillStore), so leasing does too.
+  let clock = 0;
+  async function leaseAll(f: Frontier): Promise<string[]> {
+    const urls: string[] = [];
+    for (;;) {
+      clock = Math.max(clock + 1, Date.now());
+      const { leases } = await f.lease(1, clock);
+      if (leases.length === 0) return urls;
+      urls.push(leases[0]!.url);
+      await f.fail(leases[0]!, "other", clock);
+    }
+  }
+  const crashAt = (step: string) => (s: string) => {
+    if (s === step) throw new Error(`simulated crash at ${s}`);
+  };
+
+  it("a crash between re-admitting a batch and deleting the file admits no URL twice", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "sc-spill-crash-")), "spill");
+    const f = await open({ maxQueuedPerHost: 50, flow: { shedMode: "spill" } });
+    await spilled(f, 50);
+    const first = new SpillStore(dir, f, { drainBatch: 100, entriesPerFile: 100, readmitBelow: 1, readmitBatch: 20, crashPoint: crashAt("readmit-batch") });
+    expect(await first.drain()).toBe(50);
+    const before = await leaseAll(f); // the 50 queued URLs: room for re-admission
+    await f.setFlow({ totalCap: 1000 });
+    await expect(first.readmitIfRoom()).rejects.toThrow(/simulated crash/);
+    first.close();
+    expect((await f.stats()).counters.readmitted).toBe(20);
+    expect(await f.spillPosition(first.files()[0]!)).toBe(20);
+    const second = new SpillStore(dir, f, { drainBatch: 100, entriesPerFile: 100, readmitBelow: 1, readmitBatch: 20 });
+    expect(await second.readmitIfRoom()).toBe(30);
+    expect(second.files()).toEqual([]);
+    expect(await f.spilledOnDisk()).toBe(0);
+    const after = await leaseAll(f);
+    expect(after).toHaveLength(50);
+    expect(new Set([...before, ...after]).size).toBe(100);
+    expect(await redis.hlen(f.keys.spillPos)).toBe(0);
+    await checkInvariants(redis, f);
+  });
+
+  it("a crash between writing a spill member and removing its entries from Redis puts no entry on disk twice", async () => {
+    const dir = join(mkdtempSync(join(tmpdir(), "sc-spill-crash-")), "spill");
+    const f = await open({ maxQueuedPerHost: 30, flow: { shedMode: "spill" } });
+    await spilled(f, 30);
+    const first = new SpillStore(dir, f, { drainBatch: 10, entriesPerFile: 100, readmitBelow: 1 });
+    expect(await first.drain()).toBe(10);
+    const crashing = new SpillStore(dir, f, { drainBatch: 10, entriesPerFile: 100, readmitBelow: 1, crashPoint: crashAt("drain-written") });
+    await expect(crashing.drain()).rejects.toThrow(/simulated crash/);
+    crashing.close();
+    first.close();
+    expect(await f.spilledWaiting()).toBe(20);
+    const second = new SpillStore(dir, f, { drainBatch: 100, entriesPerFile: 100, readmitBelow: 1 });
+    expect(await second.drain()).toBe(20);
+    expect(await f.spilledOnDisk()).toBe(30);
+    const before = await leaseAll(f);
+    await f.setFlow({ totalCap: 1000 });
+    let back = 0;
+    for (let n = await second.readmitIfRoom(); n > 0; n = await second.readmitIfRoom()) back += n;
+    second.close();
+    expect(back).toBe(30);
+    const after = await leaseAll(f);
+    expect(after).toHaveLength(30);
+    expect(new Set([...before, ...after]).size).toBe(60);
+    await checkInvariants(redis, f);
+  });
+});
+
 describe("spider-trap defences", () => {
   it("a host past its page budget admits nothing more", async () => {
     const f = await open({ flow: { hostPageBudget: 5 } });

@@ -178,3 +178,56 @@ describe("add-links atomicity", () => {
     expect(added).toBeLessThanOrEqual(urls.length);
   });
 });
+
+describe("lease ownership: a dead fetcher's leases come back at once", () => {
+  it("releaseOwner returns exactly that owner's leases, leaves the others in flight, and loses nothing", async () => {
+    const f = await open({ delayMs: 0, leaseTtlMs: 120_000 });
+    const urls = Array.from({ length: 40 }, (_, i) => `https://h${i % 10}.test/p${i}`);
+    await f.addLinks(urls.map((u) => link(u)), { now: 0 });
+    const a = (await f.lease(4, 1, undefined, "f0.111")).leases;
+    const b = (await f.lease(100, 1, undefined, "f1.222")).leases;
+    expect(a).toHaveLength(4);
+    expect(b).toHaveLength(6);
+    expect(a.every((l) => l.id.endsWith("@f0.111"))).toBe(true);
+    expect((await f.leasesOf("f0.111")).sort()).toEqual(a.map((l) => l.id).sort());
+    // Owner f0 died: its 4 leases return at once (long before the 120 s TTL), f1's stay leased.
+    expect(await f.releaseOwner("f0.111", 2)).toBe(4);
+    expect(await f.leasesOf("f0.111")).toEqual([]);
+    expect(await f.releaseOwner("f0.111", 2)).toBe(0);
+    await checkInvariants(redis, f);
+    const s = await f.stats(2);
+    expect(s.leases).toBe(6);
+    expect(s.counters.ownerReleased).toBe(4);
+    // The returned URLs go out first again (head of their queues), attempt not counted.
+    const again = (await f.lease(100, 3, undefined, "f0.333")).leases;
+    expect(new Set(again.map((l) => l.url))).toEqual(new Set(a.map((l) => l.url)));
+    expect(again.every((l) => l.attempt === 0)).toBe(true);
+    // A completion the dead process sent before it died arrives late: dropped, not parsed twice.
+    expect(await f.completeWithPage(a[0]!, page(a[0]!.url), 4)).toBeNull();
+    for (const l of [...b, ...again]) expect(await f.completeWithPage(l, page(l.url), 4)).not.toBeNull();
+    const parsed = await drain(f, "p", 5);
+    expect(parsed.sort()).toEqual(urls.slice().sort());
+    await checkInvariants(redis, f);
+    expect(await redis.exists(f.keys.leaseOwner("f1.222"), f.keys.leaseOwner("f0.333"))).toBe(0);
+  });
+
+  it("leases that expired or were recovered leave the owner's list too", async () => {
+    const f = await open({ delayMs: 0, leaseTtlMs: 1000 });
+    await f.addLinks(Array.from({ length: 6 }, (_, i) => link(`https://h${i}.test/`)), { now: 0 });
+    expect((await f.lease(3, 1, undefined, "f0.1")).leases).toHaveLength(3);
+    expect((await f.lease(3, 1, undefined, "f1.2")).leases).toHaveLength(3);
+    expect(await f.reapExpired(2000)).toBe(6);
+    expect(await f.leasesOf("f0.1")).toEqual([]);
+    expect(await f.releaseOwner("f1.2", 2001)).toBe(0);
+    await checkInvariants(redis, f);
+    expect((await f.lease(3, 2002, undefined, "f0.1")).leases).toHaveLength(3);
+    expect((await f.recoverAll(2003)).leases).toBe(3);
+    expect(await f.leasesOf("f0.1")).toEqual([]);
+  });
+
+  it("refuses owner ids that could not be told apart from the lease sequence", async () => {
+    const f = await open();
+    await expect(f.lease(1, 1, undefined, "a@b")).rejects.toThrow(/invalid lease owner/);
+    await expect(f.releaseOwner("")).rejects.toThrow(/invalid lease owner/);
+  });
+});

@@ -10,24 +10,35 @@
 --       [8] parse queue bound (0 = none; no leasing while the parse queue is at or above it)
 --       [9] parse stage byte bound (0 = none; no leasing while the bodies queued or being parsed,
 --           stats parseBytes, are at or above it)
+--       [10] owner ("" = none): the leasing fetcher's id; ids become "<seq>@<owner>" and are listed
+--           in P lo:<owner>, so a dead owner's leases can be returned at once (release_owner.lua)
 -- Global signals, checked before any host (they describe us, not a site):
 --   P flow stop   set when our upstream quota is exhausted: no leasing at all ({'quota', message})
 --   P flow gnb    epoch ms before which our upstream plan asked us to pause ({'upstream'})
+--   P flow disk   set while the node's output disk is full (ENOSPC): no leasing ({'disk-full', message});
+--                 cleared by the supervisor once a probe write succeeds again (node/disk-pause.ts)
 --   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
--- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P leaseseq, P stats, P pq (read),
+--   P flow storage  epoch ms until which a parser's write buffer is full: a full parse queue then
+--                   means slow storage ({'storage'}), not slow parsing ({'parse-full'})
+-- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
 --          P flow (read), P flowcfg (read)
 -- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...};
---          status ok | budget | parse-full | global-full | upstream | quota (then {status, message})
+--          status ok | budget | parse-full | storage | global-full | upstream | quota | disk-full
+--          (quota and disk-full then {status, message})
 local want = tonumber(ARGV[5])
+local owner = ARGV[10] or ''
 local ttl = tonumber(ARGV[6])
 local max_pages = tonumber(ARGV[7])
 local parse_max = tonumber(ARGV[8])
-local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb')
+local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage')
 if flow[1] then return {'quota', flow[1]} end
+if flow[3] then return {'disk-full', flow[3]} end
 if (tonumber(flow[2]) or 0) > NOW then return {'upstream'} end
-if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {'parse-full'} end
+-- A full parse stage is routed to its cause: storage when a parser says its write buffer is full.
+local parse_full = (tonumber(flow[4]) or 0) > NOW and 'storage' or 'parse-full'
+if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
 local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
-if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {'parse-full'} end
+if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {parse_full} end
 local gmax = tonumber(redis.call('HGET', K_FLOWCFG, 'gmax') or '0') or 0
 if gmax > 0 then
   local room = gmax - redis.call('ZCARD', K_LEASES)
@@ -67,6 +78,10 @@ for _, host in ipairs(hosts) do
       local f = redis.call('HINCRBY', hk, 'f', 1)
       local c = conc_of(v[5], v[6])
       local id = tostring(redis.call('INCR', P .. 'leaseseq'))
+      if owner ~= '' then
+        id = id .. '@' .. owner
+        redis.call('SADD', owner_key(owner), id)
+      end
       local exp = NOW + ttl
       redis.call('ZADD', K_LEASES, int(exp), id)
       redis.call('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)

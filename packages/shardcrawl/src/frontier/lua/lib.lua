@@ -6,7 +6,7 @@
 --   ARGV[1] key prefix P   ARGV[2] now (epoch ms)   ARGV[3] default delay ms   ARGV[4] default concurrency
 -- Keys these helpers touch (names computed from P):
 --   P h:<host> (hash), P q<tier>:<host> (list), P ready (zset), P stats (hash),
---   P leases (zset), P lease (hash), P bf:<i> (Bloom segment strings),
+--   P leases (zset), P lease (hash), P lo:<owner> (set: lease ids of one owner), P bf:<i> (Bloom segment strings),
 --   P flowcfg (hash, read: flow-control settings written at open), P press (zset: hosts under
 --   back-off, scored by pressure), P spill (list: URLs shed in spill mode, drained to disk)
 
@@ -185,6 +185,15 @@ local function split_lease(data)
   return string.sub(data, 1, t1 - 1), string.sub(data, t1 + 1, t2 - 1), string.sub(data, t2 + 1)
 end
 
+-- A lease taken by a named owner (a fetcher process) has the id "<seq>@<owner>" and is listed in
+-- P lo:<owner> until it ends, so the supervisor can return a dead fetcher's leases at once
+-- (release_owner.lua) instead of after the lease TTL. Ids without '@' (no owner) are plain "<seq>".
+local function owner_key(owner) return P .. 'lo:' .. owner end
+local function forget_owner(id)
+  local at = string.find(id, '@', 1, true)
+  if at then redis.call('SREM', owner_key(string.sub(id, at + 1)), id) end
+end
+
 -- Ends lease `id` at NOW: removes it, frees the host's slot and starts the politeness gap from
 -- now (the end of the response). Returns host, hk, tier, element; or nil when the lease is gone
 -- (already reaped) -- then the request still happened, so the hinted host's gap is still applied.
@@ -201,6 +210,7 @@ local function release(id, host_hint)
   end
   redis.call('HDEL', K_LEASE, id)
   redis.call('ZREM', K_LEASES, id)
+  forget_owner(id)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
   if redis.call('HINCRBY', hk, 'f', -1) < 0 then redis.call('HSET', hk, 'f', 0) end
