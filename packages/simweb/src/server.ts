@@ -396,7 +396,20 @@ export class SimwebApp {
     const w = this.world;
     const home = w.page(h, 0);
     const urls = [home.url, ...w.links(home).filter((l) => !l.nofollow && l.url.startsWith(`${w.origin(h)}/`) && l.kind !== "trap" && l.kind !== "bomb" && l.kind !== "broken").map((l) => l.url)];
-    const body = [...new Set(urls)].map((u) => `  <url><loc>${u.replace(/&/g, "&amp;")}</loc></url>`).join("\n");
+    // Hosts that keep validators also keep their sitemap's <lastmod> (W3C date-time, whole seconds,
+    // the page's version stamp at content time: the same instant as its Last-Modified header).
+    const now = this.clock.now();
+    const lastmod = (u: string): string => {
+      if (!h.has.has("validators")) return "";
+      let v: number;
+      try {
+        v = w.pageVersionAt(u, now);
+      } catch {
+        return ""; // not a page (a redirect, say): no lastmod
+      }
+      return `<lastmod>${new Date(Math.floor(v / 1000) * 1000).toISOString().replace(".000Z", "Z")}</lastmod>`;
+    };
+    const body = [...new Set(urls)].map((u) => `  <url><loc>${u.replace(/&/g, "&amp;")}</loc>${lastmod(u)}</url>`).join("\n");
     return `<?xml version="1.0" encoding="UTF-8"?>\n<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9">\n${body}\n</urlset>\n`;
   }
 }

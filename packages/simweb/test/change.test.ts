@@ -147,3 +147,41 @@ describe("changing pages over HTTP with a simulated clock; validators and 304", 
     expect(sim.world.changeRate(p.url).churn).not.toBe("none");
   });
 });
+
+describe("sitemap lastmod follows the change model", () => {
+  const clock = new SimClock(Date.UTC(2025, 0, 10));
+  let sim: RunningSimweb;
+  const robotsSitemapOnly = { absent: 0, empty: 0, rules: 0, "agent-specific": 0, "crawl-delay": 0, sitemap: 1, large: 0, redirect: 0, "disallow-all": 0, "server-error": 0, unreachable: 0 };
+  beforeAll(async () => {
+    sim = await startSimwebInProcess({
+      config: { preset: "tiny", hosts: 6, seed: 12, robots: robotsSitemapOnly, change: { staticShare: 0, minIntervalMs: DAY / 2, maxIntervalMs: 4 * DAY, churnShare: 0 } },
+      clock, log: false,
+    });
+  });
+  afterAll(async () => {
+    await sim.close();
+  });
+
+  test("hosts with validators give each page's version as <lastmod> (= Last-Modified); others give none", async () => {
+    const withV = sim.world.hosts().filter((h) => sim.world.model(h.index).has.has("validators"));
+    const without = sim.world.hosts().filter((h) => !sim.world.model(h.index).has.has("validators"));
+    expect(withV.length).toBeGreaterThan(0);
+    expect(without.length).toBeGreaterThan(0);
+    for (const t of [0, 1, 3]) {
+      clock.set(Date.UTC(2025, 0, 10) + t * DAY);
+      for (const h of withV) {
+        const xml = (await get(sim, `${h.scheme}://${h.name}/sitemap.xml`)).body.toString();
+        const entries = [...xml.matchAll(/<loc>([^<]+)<\/loc><lastmod>([^<]+)<\/lastmod>/g)];
+        expect(entries.length).toBeGreaterThan(0);
+        for (const [, loc, lastmod] of entries.slice(0, 5)) {
+          const url = loc!.replace(/&amp;/g, "&");
+          const version = sim.world.pageVersionAt(url, clock.now());
+          expect(Date.parse(lastmod!)).toBe(Math.floor(version / 1000) * 1000);
+          const page = await get(sim, url);
+          expect(Date.parse(String(page.headers["last-modified"]))).toBe(Date.parse(lastmod!));
+        }
+      }
+      for (const h of without) expect((await get(sim, `${h.scheme}://${h.name}/sitemap.xml`)).body.toString()).not.toContain("<lastmod>");
+    }
+  });
+});

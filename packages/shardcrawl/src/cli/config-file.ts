@@ -4,6 +4,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { defaultConfig, validateConfig, type NodeConfig } from "../node/config.js";
 import { UsageError } from "./flags.js";
+import { recrawlConfigFromObject } from "../node/recrawl-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 
 export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
@@ -11,8 +12,16 @@ export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   const c = defaultConfig() as unknown as Record<string, unknown>;
   const errors: string[] = [];
   for (const [k, v] of Object.entries(obj)) {
-    if (!(k in c) && !["seeds", "redis", "maxPages", "caFile", "shard"].includes(k)) {
+    if (!(k in c) && !["seeds", "redis", "maxPages", "caFile", "shard", "recrawl"].includes(k)) {
       errors.push(`${source}: unknown key "${k}"`);
+      continue;
+    }
+    if (k === "recrawl") {
+      try {
+        c.recrawl = recrawlConfigFromObject(v);
+      } catch (err) {
+        errors.push(`${source}: ${(err as Error).message}`);
+      }
       continue;
     }
     const expected = c[k];

@@ -1,6 +1,7 @@
 // `shardcrawl crawl` flags -> NodeConfig. The flag names are a contract outside tests rely on.
 import { parseArgs } from "node:util";
 import { defaultConfig, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
+import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 import { parsePriorityRuleFlag } from "../schedule/priority.js";
 
@@ -66,7 +67,7 @@ logs (JSON lines, pino, in <out>/logs/<role>[-<index>].<n>.log):
   --log-level <level>         trace, debug, info, warn, error, fatal or silent (default info)
   --log-max-bytes <b>         roll a process's log file at this size (default 10485760)
   --log-files <n>             rotated files kept per process besides the active one (default 5)
-`;
+${RECRAWL_USAGE}`;
 
 function int(name: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
@@ -132,6 +133,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "log-max-bytes": { type: "string" },
         "log-files": { type: "string" },
         help: { type: "boolean", short: "h" },
+        ...RECRAWL_OPTIONS,
       },
     });
   } catch (err) {
@@ -199,6 +201,16 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.globalConcurrency = int("global-concurrency", v["global-concurrency"]) ?? c.globalConcurrency;
   if (v["upstream-limit-header"] !== undefined) c.upstreamLimitHeader = v["upstream-limit-header"];
   if (v["upstream-quota-header"] !== undefined) c.upstreamQuotaHeader = v["upstream-quota-header"];
+  try {
+    const recrawl = recrawlConfigFromFlags(v);
+    if (recrawl) {
+      c.recrawl = recrawl;
+      c.exitWhenDone = false; // a continuous node runs until stopped
+    }
+  } catch (err) {
+    if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
+    throw err;
+  }
   if (v["target-pages-per-sec"] !== undefined) {
     const r = Number(v["target-pages-per-sec"]);
     if (!(r > 0)) throw new UsageError(`--target-pages-per-sec: expected a rate > 0, got ${JSON.stringify(v["target-pages-per-sec"])}`);

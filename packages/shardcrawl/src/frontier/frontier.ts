@@ -370,6 +370,25 @@ export class Frontier {
     return r === "ok";
   }
 
+  /**
+   * Continuous mode: queues planned revisits of already-fetched URLs at `tier`, bypassing the seen
+   * filter (lua/add_revisits.lua). They are leased like any URL, so politeness applies.
+   */
+  async addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now()): Promise<number> {
+    let n = 0;
+    for (let i = 0; i < visits.length; i += 5000) {
+      const args: ScriptArg[] = [...this.common(now), tier];
+      for (const v of visits.slice(i, i + 5000)) args.push(v.host, v.url);
+      n += toInt(await this.scripts.run("add_revisits", args));
+    }
+    return n;
+  }
+
+  /** Continuous mode: completes a lease whose revisit got 304 (no page to parse). False when already reaped. */
+  async completeNotModified(lease: LeaseRef, now: number = Date.now(), feedback?: HostFeedback): Promise<boolean> {
+    return (await this.scripts.run("complete_revisit", [...this.common(now), lease.id, lease.host, ...feedbackArgs(feedback)])) === "ok";
+  }
+
   /** Completes a lease at `now` as a recorded failure. Returns false when the lease had already been reaped. */
   async fail(lease: LeaseRef, errorClass: FetchErrorClass, now: number = Date.now(), feedback?: HostFeedback): Promise<boolean> {
     if (!ERROR_CLASS_RE.test(errorClass)) throw new RangeError(`frontier: invalid error class ${JSON.stringify(errorClass)}`);

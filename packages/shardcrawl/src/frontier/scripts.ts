@@ -25,6 +25,8 @@ const SCRIPT_FILES = {
   set_host_limits: true,
   readmit: true,
   ack_page: true,
+  add_revisits: true,
+  complete_revisit: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

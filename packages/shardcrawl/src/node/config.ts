@@ -3,6 +3,7 @@
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
+import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
 import { validateLogSettings } from "../log/node-logger.js";
@@ -120,6 +121,8 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
+  /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
+  recrawl?: RecrawlNodeConfig;
   /**
    * Queue sizing (node/queue-sizing.ts): with a target rate, the parse queue (pages, bytes) and the
    * parsers' write buffers are derived as rate x accepted wait (x typical page size), unless set explicitly.
@@ -265,6 +268,7 @@ export function validateConfig(c: NodeConfig): string[] {
     if (!(typeof v === "number" && v > 0)) errors.push(`timeouts.${k}: expected milliseconds > 0, got ${JSON.stringify(v)}`);
   }
   if (c.shard) errors.push(...validateShardConfig(c.shard));
+  if (c.recrawl) errors.push(...validateRecrawlConfig(c.recrawl));
   errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
   errors.push(...checkDnsServers(c.dnsServers));
   return errors;

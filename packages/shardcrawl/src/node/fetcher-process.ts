@@ -23,6 +23,7 @@ import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
+import { RecrawlVisits } from "./recrawl-visits.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
 /** A fetch must end this long before its lease expires (the completion call needs time too). */
@@ -48,6 +49,8 @@ async function main(): Promise<void> {
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
   }), stats);
+  // Continuous mode: revisits are conditional and a 304 is recorded without parsing.
+  const revisits = RecrawlVisits.forConfig(ctx.redis, config);
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
@@ -115,7 +118,8 @@ async function main(): Promise<void> {
     const startedAt = Date.now();
     // No fetch outlives its lease: the reaper would hand the URL out again while we still hold it.
     const totalMs = Math.max(1000, Math.min(config.timeouts.totalMs, lease.expiresAt - startedAt - LEASE_MARGIN_MS));
-    const res = await client.fetch(lease.url, { totalMs });
+    const conditional = revisits ? await revisits.headersFor(lease.url, lease.host) : undefined;
+    const res = await client.fetch(lease.url, { totalMs, ...(conditional ? { headers: conditional } : {}) });
     const end = endNow();
     leaseTtl.record(res.timings.total);
     const verdict = decide(res, lease.attempt, retry, Date.now());
@@ -146,6 +150,11 @@ async function main(): Promise<void> {
     if (!res.ok) {
       await pageLog.append(failureLine(lease, res.errorClass, res.detail, res.timings));
       await frontier.fail(lease, end, { requested: true, errorClass: res.errorClass, feedback });
+      return;
+    }
+    if (revisits && res.status === 304 && (await revisits.recordNotModified(res))) {
+      await pageLog.append({ ...failureLine(lease, null, "not modified since our copy", res.timings), status: 304, fetched_at: res.fetchedAt });
+      await frontier.frontier.completeNotModified(lease, end, feedback);
       return;
     }
     const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });

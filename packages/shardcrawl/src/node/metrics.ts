@@ -9,6 +9,8 @@
 import { Counter, Gauge, Registry } from "prom-client";
 import type { HostPressure } from "../frontier/index.js";
 import type { NodeStats } from "./open-frontier.js";
+import type { RecrawlSnapshot } from "./recrawl-loop.js";
+import { registerRecrawlMetrics } from "./recrawl-metrics.js";
 
 /** CPU and memory of one process of the node, read from /proc. */
 export interface ProcessSample {
@@ -37,6 +39,8 @@ export interface MetricsSnapshot {
   fetchCapacity?: number;
   /** The stage that limits throughput now (node/bottleneck.ts). */
   bottleneck?: { stage: string };
+  /** Continuous mode (issue 7). */
+  recrawl?: RecrawlSnapshot;
 }
 
 export const METRICS_CONTENT_TYPE = new Registry().contentType;
@@ -162,5 +166,6 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
   if (snap.bottleneck) {
     gauge("shardcrawl_bottleneck_stage", "1 for the stage that limits throughput now (see the status page), else absent.", ["stage"]).set({ node, stage: snap.bottleneck.stage }, 1);
   }
+  if (snap.recrawl) registerRecrawlMetrics(reg, node, snap.recrawl);
   return reg.metrics();
 }

@@ -17,6 +17,7 @@ import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
+import { RecrawlVisits } from "./recrawl-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";
@@ -53,8 +54,11 @@ async function main(): Promise<void> {
     warcinfoId: writer.warcinfoId,
     scope,
     bloom: frontier.frontier.bloom,
+    ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
     priorityRules: config.priorityRules,
   };
+  // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
+  const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
   const pool = new Piscina({
     filename: new URL("../parse/worker.js", import.meta.url).href,
     workerData: setup,
@@ -109,6 +113,8 @@ async function main(): Promise<void> {
     id: string;
     res: WorkerResult;
     line: Omit<PageLogLine, "warc">;
+    /** Continuous mode only: the fetched page, recorded in the re-crawl history after the write. */
+    page?: FetchedPage;
   }
 
   function baseLine(page: FetchedPage): Omit<PageLogLine, "warc"> {
@@ -139,7 +145,7 @@ async function main(): Promise<void> {
       ...(facts?.lang ? { lang: facts.lang } : {}),
       ...(facts ? { charset: facts.charset, noindex: facts.noindex } : {}),
     };
-    return { id, res, line };
+    return { id, res, line, ...(recrawl ? { page } : {}) };
   }
 
   /** Write stage: output first, then the ack, so a crash repeats a page and never loses one. */
@@ -153,6 +159,14 @@ async function main(): Promise<void> {
       cdx: res.cdx,
     });
     await pageLog.append({ ...p.line, warc: loc });
+    if (recrawl && p.page) {
+      // A lost history update costs one observation, never the page: log it and go on.
+      const facts = res.facts;
+      const kept = facts?.contentDigest !== undefined
+        ? recrawl.recordPage(p.page, facts.contentDigest)
+        : res.contentType?.includes("xml") ? recrawl.recordSitemap(p.page) : null; // sitemap lastmod: change hints
+      await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
+    }
     const ownLinks = await routeLinks(res.links);
     await frontier.ackPage(consumer, p.id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
   }

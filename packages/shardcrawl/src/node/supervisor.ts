@@ -17,6 +17,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
+import { RecrawlLoop } from "./recrawl-loop.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
 import { UrlPrioritizer } from "../schedule/priority.js";
 import type { QueueSizing } from "./queue-sizing.js";
@@ -131,6 +132,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
   children.start(specs);
+  // Continuous mode: the re-crawl scheduler plans revisits within the budget (docs/recrawl.md).
+  const recrawl = config.recrawl ? await RecrawlLoop.start(redis, frontier, config, say) : undefined;
 
   let lastStats: NodeStats = await frontier.stats();
   // pages/s over the last ~10 s; disk use measured only when /status is asked, at most every 10 s.
@@ -141,6 +144,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     restarts: children.restarts, ...observer.extras(),
+    ...(recrawl ? { recrawl: recrawl.snapshot() } : {}),
   }), () => observer.samples());
   opts.onListening?.(status.port);
   writeFileSync(join(config.out, "status.json"), JSON.stringify({ pid: process.pid, statusPort: status.port, node: config.nodeName }));
@@ -208,6 +212,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   say(reason === "signal" ? "stopping: finishing what is in flight…"
     : reason === "quota" ? `stopping: ${stopMessage ?? "upstream quota exhausted"}; finishing what is in flight…`
     : "crawl finished; stopping processes…");
+  await recrawl?.stop();
   // Fetchers first (their pages go to the parse queue), then parsers drain it.
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
   await frontier.reap(Date.now());

@@ -27,6 +27,8 @@ export interface ParseOptions {
   prescanBytes?: number;
   /** Follow links found on non-2xx pages (default false: they are counted as dropped "status"). */
   linksFromErrorPages?: boolean;
+  /** Continuous mode: digests the extracted text under the content rules (schedule/recrawl/content-rules.ts). */
+  contentDigester?: { digest(text: string): string };
 }
 
 export interface ParseInput {
@@ -224,6 +226,7 @@ function parsePageUnsafe(input: ParseInput, options: ParseOptions): ParseResult 
     textDigest: textDigest(extracted.text),
     textLength: extracted.text.length,
   };
+  if (options.contentDigester) result.contentDigest = options.contentDigester.digest(extracted.text);
   if (!isSuccess(input.status) && !options.linksFromErrorPages && result.links.length > 0) {
     result.droppedLinks = { ...result.droppedLinks, status: result.links.length };
     result.links = [];

@@ -11,6 +11,7 @@ import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
 import { productToken } from "../fetch/robots.js";
 import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
+import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -23,6 +24,8 @@ export interface WorkerSetup {
   warcinfoId: string;
   scope: ScopeSpec;
   bloom: Pick<BloomParams, "m" | "k" | "seed">;
+  /** Continuous mode: content rules of the change digest (facts.contentDigest). */
+  contentRules?: ContentRules;
   /** The node's URL priority rules (config priorityRules). */
   priorityRules: PriorityRule[];
 }
@@ -53,6 +56,7 @@ const setup = workerData as WorkerSetup;
 const inScope = scopeAllows(setup.scope);
 const hasher = new BloomHasher(setup.bloom);
 const uaToken = productToken(setup.userAgent);
+const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
 const priority = new UrlPrioritizer(setup.priorityRules);
 
 export default function parseTask(task: WorkerTask): WorkerResult {
@@ -66,6 +70,7 @@ export default function parseTask(task: WorkerTask): WorkerResult {
       maxUrlLength: setup.maxUrlLength,
       maxDecodedBytes: setup.maxDecodedBytes,
       honourNofollow: setup.honourNofollow,
+      ...(contentDigester ? { contentDigester } : {}),
     },
   );
   // The parse step already hashed the body as received: the WARC payload digest is the same value.

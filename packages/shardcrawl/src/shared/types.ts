@@ -115,6 +115,8 @@ export interface PageFacts {
   textDigest: string;
   /** Extracted text length in characters. */
   textLength: number;
+  /** Continuous mode: 64-bit digest of the text without timestamps, ad slots, tokens (content rules). */
+  contentDigest?: string;
 }
 
 /** One line of the page log (pages/*.jsonl). Field names are part of the output contract. */

@@ -86,12 +86,42 @@ export function groupPrior(rates: readonly number[], fallback: GammaPrior, shape
   return priorAround(Math.exp(sumLog / n), shape);
 }
 
+/**
+ * Log-normal prior on the rate: log λ ~ N(mu, sigma²). Fitted per group from the spread of its
+ * pages' log-rates, it pulls a page with little history to its group's typical rate but lets a
+ * page whose visits say otherwise go as far as the group itself spreads (rates on one host often
+ * span orders of magnitude, where a Gamma prior's fixed shape over-shrinks the outliers).
+ */
+export interface LogNormalPrior {
+  mu: number;
+  sigma: number;
+}
+
+export type RatePrior = GammaPrior | LogNormalPrior;
+
+function isLogNormal(p: RatePrior): p is LogNormalPrior {
+  return "mu" in p;
+}
+
+/** Log-normal prior from a group's estimates: mean and spread of their logs (sigma >= minSigma). */
+export function logNormalGroupPrior(rates: readonly number[], fallback: LogNormalPrior, minPages = 5, minSigma = 0.5): LogNormalPrior {
+  const logs = rates.filter((r) => r > 0 && Number.isFinite(r)).map(Math.log);
+  if (logs.length < minPages) return fallback;
+  const mu = logs.reduce((a, b) => a + b, 0) / logs.length;
+  const variance = logs.reduce((a, b) => a + (b - mu) ** 2, 0) / (logs.length - 1);
+  return { mu, sigma: Math.max(minSigma, Math.sqrt(variance)) };
+}
+
 const MIN_RATE = 1e-6; // about once in 2,700 years
 const MAX_RATE = 1e5; // about once a second
 
-/** Score (d/dλ of the log-posterior); strictly decreasing in λ when shape >= 1. */
-function score(h: ChangeHistory, prior: GammaPrior, lambda: number): number {
-  let s = -h.unchangedDays + (prior.shape - 1) / lambda - prior.rate;
+/**
+ * Score of the log-posterior, strictly decreasing in λ: d/dλ under a Gamma prior (shape >= 1),
+ * λ·d/dλ = d/d(log λ) under a log-normal one (the likelihood part λ·t/(e^(λt)-1) - λ·U decreases
+ * in λ too). Either way its root is the MAP estimate.
+ */
+function score(h: ChangeHistory, prior: RatePrior, lambda: number): number {
+  let s = -h.unchangedDays;
   for (let k = 0; k < BUCKETS; k++) {
     const n = h.changedCount[k] ?? 0;
     if (n === 0) continue;
@@ -99,11 +129,12 @@ function score(h: ChangeHistory, prior: GammaPrior, lambda: number): number {
     const x = lambda * t;
     s += x > 700 ? 0 : (n * t) / Math.expm1(x);
   }
-  return s;
+  if (isLogNormal(prior)) return lambda * s - (Math.log(lambda) - prior.mu) / (prior.sigma * prior.sigma);
+  return s + (prior.shape - 1) / lambda - prior.rate;
 }
 
 /** MAP change rate (changes per day) of a history under a prior. */
-export function estimateRate(h: ChangeHistory, prior: GammaPrior): number {
+export function estimateRate(h: ChangeHistory, prior: RatePrior): number {
   let lo = Math.log(MIN_RATE);
   let hi = Math.log(MAX_RATE);
   if (score(h, prior, MIN_RATE) <= 0) return MIN_RATE;

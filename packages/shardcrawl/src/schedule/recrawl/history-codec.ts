@@ -4,7 +4,7 @@
 //    0   1   format version (1)
 //    1   1   flags: bit0 the page's ETag follows churn (send If-Modified-Since alone)
 //    2   1   value tier
-//    3   1   reserved
+//    3   1   last visit, fraction of its second in 1/256 s (0 in records written before it existed)
 //    4   4   last visit, seconds since the Unix epoch (u32)
 //    8   4   Last-Modified, seconds (u32, 0 = none)
 //   12   8   content digest of the extracted text (64 bits, content-rules.ts)
@@ -70,6 +70,23 @@ function fit(h: ChangeHistory): ChangeHistory {
 
 export class HistoryCodecError extends Error {}
 
+/** The last-visit time as stored: whole seconds (u32) and the fraction in 1/256 s (u8). */
+export function lastVisitStamp(ms: number): { seconds: number; fraction: number } {
+  const t = Math.max(0, Math.min(0xffffffff * 1000, ms));
+  let seconds = Math.floor(t / 1000);
+  let fraction = Math.round(((t - seconds * 1000) * 256) / 1000);
+  if (fraction === 256) {
+    seconds++;
+    fraction = 0;
+  }
+  return { seconds: Math.min(0xffffffff, seconds), fraction };
+}
+
+/** The compare-and-set stamp record_visit.lua reads from a stored record: seconds x 256 + fraction. */
+export function casStamp(record: Buffer): number {
+  return record.readUInt32BE(4) * 256 + record.readUInt8(3);
+}
+
 export function encodeHistory(u: UrlHistory): Buffer {
   if (!/^[0-9a-f]{16}$/.test(u.digest)) throw new HistoryCodecError(`history: digest must be 16 hex chars, got "${u.digest}"`);
   const etag = u.etag !== undefined && Buffer.byteLength(u.etag, "latin1") <= MAX_ETAG_BYTES ? Buffer.from(u.etag, "latin1") : Buffer.alloc(0);
@@ -78,7 +95,11 @@ export function encodeHistory(u: UrlHistory): Buffer {
   b.writeUInt8(VERSION, 0);
   b.writeUInt8(u.etagChurns ? 1 : 0, 1);
   b.writeUInt8(Math.max(0, Math.min(255, u.tier)), 2);
-  b.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.round(u.lastVisitMs / 1000))), 4);
+  // Sub-second part too: revisits can be seconds apart (short cycles, simulated time), and an
+  // interval measured in whole seconds would then be badly off.
+  const visit = lastVisitStamp(u.lastVisitMs);
+  b.writeUInt32BE(visit.seconds, 4);
+  b.writeUInt8(visit.fraction, 3);
   b.writeUInt32BE(u.lastModifiedMs === undefined ? 0 : Math.max(0, Math.min(0xffffffff, Math.round(u.lastModifiedMs / 1000))), 8);
   b.write(u.digest, 12, "hex");
   b.writeUInt16BE(Math.min(65_535, h.observations), 20);
@@ -110,7 +131,7 @@ export function decodeHistory(b: Buffer): UrlHistory {
   }
   const lm = b.readUInt32BE(8);
   return {
-    lastVisitMs: b.readUInt32BE(4) * 1000,
+    lastVisitMs: b.readUInt32BE(4) * 1000 + Math.round((b.readUInt8(3) * 1000) / 256),
     ...(lm === 0 ? {} : { lastModifiedMs: lm * 1000 }),
     ...(etagLen === 0 ? {} : { etag: b.toString("latin1", FIXED_BYTES, FIXED_BYTES + etagLen) }),
     etagChurns: (b.readUInt8(1) & 1) === 1,

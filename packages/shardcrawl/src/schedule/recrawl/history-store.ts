@@ -5,8 +5,8 @@
 // compare-and-set on the last-visit stamp.
 import { readFileSync } from "node:fs";
 import type { Redis } from "ioredis";
-import { type GammaPrior, emptyHistory, estimateRate, observe } from "./estimator.js";
-import { decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
+import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
+import { casStamp, decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
 import type { Evidence } from "./validators.js";
 
@@ -51,6 +51,17 @@ export interface RecrawlMetrics {
   validators: { honoured: number; ignored: number; churningEtag: number };
 }
 
+/** One entry of the outcome stream P rv. */
+export interface VisitOutcome {
+  id: string;
+  url: string;
+  /** null on a first visit. */
+  changed: boolean | null;
+  atMs: number;
+  /** Visit cost in the budget unit, as the recorder computed it. */
+  cost: number;
+}
+
 export class StaleHistoryError extends Error {}
 
 function splitUrl(url: string): { host: string; field: string } {
@@ -75,13 +86,13 @@ export class RecrawlHistoryStore {
   }
 
   /** Visit outcomes after stream id `afterId` ("0" = from the start), oldest first. */
-  async outcomes(afterId = "0", count = 1000): Promise<Array<{ id: string; url: string; changed: boolean | null; atMs: number }>> {
+  async outcomes(afterId = "0", count = 1000): Promise<VisitOutcome[]> {
     const rows = await this.redis.xrange(`${this.prefix}rv`, `(${afterId}`, "+", "COUNT", count);
     return rows.map(([id, f]) => {
       const m = new Map<string, string>();
       for (let i = 0; i + 1 < f.length; i += 2) m.set(f[i] as string, f[i + 1] as string);
       const c = m.get("c");
-      return { id, url: m.get("u") ?? "", changed: c === "1" ? true : c === "0" ? false : null, atMs: Number(m.get("t")) };
+      return { id, url: m.get("u") ?? "", changed: c === "1" ? true : c === "0" ? false : null, atMs: Number(m.get("t")), cost: Number(m.get("k") ?? 1) };
     });
   }
 
@@ -125,9 +136,9 @@ export class RecrawlHistoryStore {
       if (v.evidence === "honoured") counters.push("v_honoured", 1);
       if (v.evidence === "ignored") counters.push("v_ignored", 1);
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
-      const seen = old ? Math.round(old.lastVisitMs / 1000) : -1;
+      const seen = oldBuf ? casStamp(oldBuf) : -1;
       const changedFlag = changed === null ? "-" : changed ? "1" : "0";
-      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, ...counters);
+      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters);
       if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };
     }
     throw new StaleHistoryError(`recrawl history: ${url} kept changing under us (3 compare-and-set failures)`);
@@ -161,7 +172,7 @@ export class RecrawlHistoryStore {
   }
 
   /** Estimated share of a host's stored pages that are still fresh at `nowMs` (model-based). */
-  async estimatedFreshness(host: string, nowMs: number, prior: GammaPrior): Promise<number> {
+  async estimatedFreshness(host: string, nowMs: number, prior: RatePrior): Promise<number> {
     let sum = 0;
     let n = 0;
     for await (const [, h] of this.scanHost(host)) {

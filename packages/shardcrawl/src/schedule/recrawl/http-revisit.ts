@@ -6,7 +6,7 @@
 import type { HttpClient } from "../../fetch/http-client.js";
 import { extractPage } from "../../parse/extract.js";
 import type { ContentDigester } from "./content-rules.js";
-import type { Evidence, HostValidators } from "./validators.js";
+import type { Evidence, HostValidators, ValidatorVerdict } from "./validators.js";
 
 export interface StoredCopy {
   etag?: string;
@@ -35,12 +35,12 @@ export interface RevisitFailure {
   detail: string;
 }
 
-function header(headers: ReadonlyArray<readonly [string, string]>, name: string): string | undefined {
+export function header(headers: ReadonlyArray<readonly [string, string]>, name: string): string | undefined {
   for (const [k, v] of headers) if (k.toLowerCase() === name) return v;
   return undefined;
 }
 
-function parseHttpDate(v: string | undefined): number | undefined {
+export function parseHttpDate(v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   const t = Date.parse(v);
   return Number.isNaN(t) ? undefined : t;
@@ -48,7 +48,12 @@ function parseHttpDate(v: string | undefined): number | undefined {
 
 /** Request headers of a conditional revisit of `copy` (none for a host known to ignore them). */
 export function conditionalHeaders(copy: StoredCopy | undefined, host: string, validators: HostValidators): Record<string, string> {
-  if (!copy || validators.verdict(host) === "ignored") return {};
+  return conditionalHeadersFor(copy, validators.verdict(host));
+}
+
+/** Request headers of a conditional revisit of `copy` given the host's validator verdict. */
+export function conditionalHeadersFor(copy: StoredCopy | undefined, verdict: ValidatorVerdict): Record<string, string> {
+  if (!copy || verdict === "ignored") return {};
   const h: Record<string, string> = {};
   if (copy.etag !== undefined && !copy.etagChurns) h["if-none-match"] = copy.etag;
   h["if-modified-since"] = new Date(copy.lastModifiedMs ?? copy.fetchedAtMs).toUTCString();

@@ -13,3 +13,5 @@ export * from "./simulate.js";
 export * from "./http-revisit.js";
 export * from "./history-codec.js";
 export * from "./history-store.js";
+export * from "./record-response.js";
+export * from "./sitemap.js";

@@ -121,7 +121,7 @@ export function oracleFrequencies(truth: ChangeTruth, pages: readonly SimPage[],
 export interface LearnedRunResult extends FreshnessResult {
   validation: ValidationReport;
   /** Per page: true rate, estimated rate, observations, at the end of the run. */
-  estimates: Array<{ url: string; trueRate: number; estimate: number; observations: number; changes: number }>;
+  estimates: Array<{ url: string; trueRate: number; estimate: number; observations: number; changes: number; fisherInfo: number }>;
   visitsByReason: Record<string, number>;
 }
 
@@ -131,7 +131,13 @@ export function runLearned(truth: ChangeTruth, pages: readonly SimPage[], budget
   const meter = new FreshnessMeter(truth, w.t0Ms + w.warmupMs, end);
   const sched = new RecrawlScheduler({ ...config, budgetPerDay });
   const copyVersion = new Map<string, number>();
+  // Fisher information about the page's TRUE rate carried by its visits: Σ t² / (e^(λt) - 1) over
+  // its observation intervals t (days); 1 / (λ √info) is the Cramér-Rao bound on the standard
+  // error of log λ, i.e. how well ANY estimator could know the rate from these visits.
+  const lastVisit = new Map<string, number>();
+  const info = new Map<string, number>();
   for (const p of pages) {
+    lastVisit.set(p.url, w.t0Ms);
     sched.add(p.url, p.host, { value: useValues ? p.value : 1, nowMs: w.t0Ms, lastVisitMs: w.t0Ms });
     meter.visit(p.url, w.t0Ms);
     copyVersion.set(p.url, truth.versionAt(p.url, w.t0Ms));
@@ -143,6 +149,10 @@ export function runLearned(truth: ChangeTruth, pages: readonly SimPage[], budget
       const version = truth.versionAt(v.url, v.atMs);
       const changed = version !== copyVersion.get(v.url);
       copyVersion.set(v.url, version);
+      const lambda = truth.ratePerDay(v.url);
+      const dt = (v.atMs - (lastVisit.get(v.url) ?? v.atMs)) / DAY_MS;
+      if (dt > 0 && lambda > 0) info.set(v.url, (info.get(v.url) ?? 0) + (lambda * dt > 700 ? 0 : (dt * dt) / Math.expm1(lambda * dt)));
+      lastVisit.set(v.url, v.atMs);
       sched.record(v.url, v.atMs, changed);
       meter.visit(v.url, v.atMs);
       visitsByReason[v.reason] = (visitsByReason[v.reason] ?? 0) + 1;
@@ -151,7 +161,7 @@ export function runLearned(truth: ChangeTruth, pages: readonly SimPage[], budget
   sched.replan(end);
   const estimates = pages.map((p) => {
     const e = sched.entry(p.url);
-    return { url: p.url, trueRate: truth.ratePerDay(p.url), estimate: e?.rate ?? 0, observations: e?.history.observations ?? 0, changes: e?.history.changes ?? 0 };
+    return { url: p.url, trueRate: truth.ratePerDay(p.url), estimate: e?.rate ?? 0, observations: e?.history.observations ?? 0, changes: e?.history.changes ?? 0, fisherInfo: info.get(p.url) ?? 0 };
   });
   return { ...meter.result(pages), validation: sched.validationReport(), estimates, visitsByReason };
 }

@@ -1,0 +1,27 @@
+-- add_revisits.lua: continuous mode (issue 7): puts URLs the node already fetched back into their
+-- host queues for a planned revisit, as ONE step. Unlike add_links it does NOT test the seen
+-- filter (these URLs are in it by definition) and applies no queue caps (the re-crawl scheduler's
+-- budget bounds how many it plans per cycle). The URLs go through the same host queues, ready
+-- schedule and leases as any other, so politeness and the host limits apply to revisits too.
+-- Prepended with lib.lua.
+-- KEYS: none (names computed from the prefix)
+-- ARGV: [1..4] common (lib.lua); [5] tier; [6..] host, full URL pairs
+-- Touches: P h:<host>, P q<tier>:<host>, P ready, P stats
+-- Returns: the number of URLs queued
+local tier = tonumber(ARGV[5])
+if not tier or tier < 0 or tier > MAX_TIER then return redis.error_reply('add_revisits: bad tier ' .. tostring(ARGV[5])) end
+local n = 0
+for i = 6, #ARGV - 1, 2 do
+  local host, url = ARGV[i], ARGV[i + 1]
+  local hk = hkey(host)
+  -- Same element form as add_links: path+query when the URL has the host's stored origin.
+  local el = url
+  local origin = redis.call('HGET', hk, 'o')
+  if origin and string.sub(url, 1, #origin + 1) == origin .. '/' then el = string.sub(url, #origin + 1) end
+  redis.call('RPUSH', qkey(host, tier), el)
+  queued_add(hk, 1)
+  sync_ready(host, hk)
+  n = n + 1
+end
+if n > 0 then stat('revisitsQueued', n) end
+return n

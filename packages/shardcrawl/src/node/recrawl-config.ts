@@ -1,0 +1,169 @@
+// Continuous mode (issue 7): the node keeps every fetched page in a re-crawl schedule and spends a
+// budget on revisits (schedule/recrawl/). This module holds its part of the node config, the
+// flags that fill it, and the loading of the value-rules and content-rules files, so the shared
+// config.ts and flags.ts only carry one field and one call each.
+import { readFileSync } from "node:fs";
+import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type ValueConfig } from "../schedule/recrawl/index.js";
+
+/** How the budget is given: fetches per second, or bytes / credits per day. */
+export type RecrawlBudgetUnit = "fetches/s" | "bytes/day" | "credits/day";
+
+export interface RecrawlNodeConfig {
+  budget: number;
+  unit: RecrawlBudgetUnit;
+  /** Length of one planning cycle (ms). */
+  cycleMs: number;
+  /** Value tiers (URL-pattern rules and weights), from --value-rules or the defaults. */
+  value: ValueConfig;
+  /** Patterns removed from the extracted text before the change digest, from --content-rules or the defaults. */
+  contentRules: ContentRules;
+  /** Credits per visit by page type (unit credits/day). */
+  creditsByType: Record<string, number>;
+  /** Visit outcomes kept in the Redis stream the scheduler reads (P rv). */
+  outcomeStreamCap: number;
+}
+
+export const DEFAULT_RECRAWL_CYCLE_MS = 15 * 60_000;
+
+export const RECRAWL_USAGE = `
+continuous re-crawl (docs/recrawl.md):
+  --continuous                keep fetched pages in a re-crawl schedule and revisit them within a budget;
+                              the node runs until stopped (SIGINT/SIGTERM)
+  --recrawl-budget <n>        budget in --recrawl-unit (default 1 fetch/s)
+  --recrawl-unit <u>          fetches/s, bytes/day or credits/day (default fetches/s)
+  --recrawl-cycle <ms>        planning cycle (default 900000 = 15 min)
+  --value-rules <file>        JSON {"rules":[{"pattern":"re","tier":0}],"defaultTier":1,"weights":[4,2,1]}
+  --content-rules <file>      JSON {"strip":["re", ...]}: removed from the text before change detection
+`;
+
+/** parseArgs option specs of the continuous-mode flags. */
+export const RECRAWL_OPTIONS = {
+  continuous: { type: "boolean" },
+  "recrawl-budget": { type: "string" },
+  "recrawl-unit": { type: "string" },
+  "recrawl-cycle": { type: "string" },
+  "value-rules": { type: "string" },
+  "content-rules": { type: "string" },
+} as const;
+
+export class RecrawlConfigError extends Error {}
+
+function readJson(flag: string, file: string): unknown {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new RecrawlConfigError(`--${flag}: cannot read ${file}: ${(err as Error).message}`);
+  }
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (err) {
+    throw new RecrawlConfigError(`--${flag}: ${file} is not valid JSON: ${(err as Error).message}`);
+  }
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+export function loadValueRules(file: string): ValueConfig {
+  const j = readJson("value-rules", file);
+  if (!isRecord(j) || !Array.isArray(j.rules)) throw new RecrawlConfigError(`--value-rules: ${file}: expected {"rules": [{"pattern": "...", "tier": n}], ...}`);
+  const cfg: ValueConfig = {
+    rules: j.rules.map((r, i) => {
+      if (!isRecord(r) || typeof r.pattern !== "string" || typeof r.tier !== "number") throw new RecrawlConfigError(`--value-rules: ${file}: rule ${i} needs a string "pattern" and a number "tier"`);
+      return { pattern: r.pattern, tier: r.tier };
+    }),
+    defaultTier: typeof j.defaultTier === "number" ? j.defaultTier : DEFAULT_VALUE_CONFIG.defaultTier,
+    weights: Array.isArray(j.weights) ? j.weights.map(Number) : DEFAULT_VALUE_CONFIG.weights,
+  };
+  try {
+    new ValueTiers(cfg); // validates tiers, weights and patterns with specific messages
+  } catch (err) {
+    throw new RecrawlConfigError(`--value-rules: ${file}: ${(err as Error).message}`);
+  }
+  return cfg;
+}
+
+export function loadContentRules(file: string): ContentRules {
+  const j = readJson("content-rules", file);
+  if (!isRecord(j) || !Array.isArray(j.strip) || !j.strip.every((s) => typeof s === "string")) {
+    throw new RecrawlConfigError(`--content-rules: ${file}: expected {"strip": ["regular expression", ...]}`);
+  }
+  const rules = { strip: j.strip as string[] };
+  try {
+    new ContentDigester(rules);
+  } catch (err) {
+    throw new RecrawlConfigError(`--content-rules: ${file}: ${(err as Error).message}`);
+  }
+  return rules;
+}
+
+function positive(flag: string, v: string | undefined, fallback: number): number {
+  if (v === undefined) return fallback;
+  const n = Number(v);
+  if (!(n > 0) || !Number.isFinite(n)) throw new RecrawlConfigError(`--${flag}: expected a number > 0, got ${JSON.stringify(v)}`);
+  return n;
+}
+
+/** The continuous-mode part of the config from parsed flags; undefined without --continuous. */
+export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budget"?: string; "recrawl-unit"?: string; "recrawl-cycle"?: string; "value-rules"?: string; "content-rules"?: string }): RecrawlNodeConfig | undefined {
+  const any = v["recrawl-budget"] ?? v["recrawl-unit"] ?? v["recrawl-cycle"] ?? v["value-rules"] ?? v["content-rules"];
+  if (!v.continuous) {
+    if (any !== undefined) throw new RecrawlConfigError("the --recrawl-*, --value-rules and --content-rules flags need --continuous");
+    return undefined;
+  }
+  const unit = (v["recrawl-unit"] ?? "fetches/s") as RecrawlBudgetUnit;
+  if (!["fetches/s", "bytes/day", "credits/day"].includes(unit)) throw new RecrawlConfigError(`--recrawl-unit: expected fetches/s, bytes/day or credits/day, got ${JSON.stringify(unit)}`);
+  return {
+    budget: positive("recrawl-budget", v["recrawl-budget"], 1),
+    unit,
+    cycleMs: positive("recrawl-cycle", v["recrawl-cycle"], DEFAULT_RECRAWL_CYCLE_MS),
+    value: v["value-rules"] !== undefined ? loadValueRules(v["value-rules"]) : DEFAULT_VALUE_CONFIG,
+    contentRules: v["content-rules"] !== undefined ? loadContentRules(v["content-rules"]) : DEFAULT_CONTENT_RULES,
+    creditsByType: { html: 1 },
+    outcomeStreamCap: 100_000,
+  };
+}
+
+/** Checks a continuous-mode config (a config file may carry one). */
+export function validateRecrawlConfig(r: RecrawlNodeConfig): string[] {
+  const errors: string[] = [];
+  if (!(r.budget > 0)) errors.push(`recrawl.budget: expected > 0, got ${r.budget}`);
+  if (!["fetches/s", "bytes/day", "credits/day"].includes(r.unit)) errors.push(`recrawl.unit: expected fetches/s, bytes/day or credits/day, got ${JSON.stringify(r.unit)}`);
+  if (!(r.cycleMs >= 100)) errors.push(`recrawl.cycleMs: expected >= 100 ms, got ${r.cycleMs}`);
+  if (!(Number.isInteger(r.outcomeStreamCap) && r.outcomeStreamCap >= 1000)) errors.push(`recrawl.outcomeStreamCap: expected an integer >= 1000, got ${r.outcomeStreamCap}`);
+  try {
+    new ValueTiers(r.value);
+    new ContentDigester(r.contentRules);
+  } catch (err) {
+    errors.push(`recrawl: ${(err as Error).message}`);
+  }
+  return errors;
+}
+
+/** The scheduler's budget per day and the cost model's unit. */
+export function budgetPerDay(r: RecrawlNodeConfig): { perDay: number; unit: BudgetUnit } {
+  if (r.unit === "fetches/s") return { perDay: r.budget * 86_400, unit: "fetches" };
+  return { perDay: r.budget, unit: r.unit === "bytes/day" ? "bytes" : "credits" };
+}
+
+/**
+ * The `recrawl:` section of a node config file: { budget, unit, cycleMs, valueRules (file),
+ * contentRules (file) }, the same meaning as the flags. Throws RecrawlConfigError naming the key.
+ */
+export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
+  if (!isRecord(o)) throw new RecrawlConfigError(`recrawl: expected a mapping {budget, unit, cycleMs, valueRules, contentRules}`);
+  const known = new Set(["budget", "unit", "cycleMs", "valueRules", "contentRules"]);
+  for (const k of Object.keys(o)) if (!known.has(k)) throw new RecrawlConfigError(`recrawl: unknown key "${k}"`);
+  const str = (k: string): string | undefined => {
+    const v = o[k];
+    if (v === undefined) return undefined;
+    if (typeof v !== "string" && typeof v !== "number") throw new RecrawlConfigError(`recrawl.${k}: expected a string or number, got ${JSON.stringify(v)}`);
+    return String(v);
+  };
+  return recrawlConfigFromFlags({
+    continuous: true, "recrawl-budget": str("budget"), "recrawl-unit": str("unit"), "recrawl-cycle": str("cycleMs"),
+    "value-rules": str("valueRules"), "content-rules": str("contentRules"),
+  }) as RecrawlNodeConfig;
+}
