@@ -20,7 +20,7 @@ describe("flow: retries", () => {
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), "sc-flow-retry-"));
     const cfg = flowSimConfig({ flapping: 1 }, {
-      hostPageCap: 60, pagesPerHost: { min: 60, alpha: 1, max: 60 }, flapping: { windowMs: 1500, downShare: 0.5 },
+      hostPageCap: 60, pagesPerHost: { min: 60, alpha: 1, max: 60 }, flapping: { windowMs: 400, downShare: 0.5 }, // short windows: many up/down flips even in a crawl of a few seconds
       outDegree: { median: 8, sigma: 0.3, max: 20 },
     });
     const { args, world } = writeSimConfig(join(dir, "sim.json"), cfg, 2, 4);

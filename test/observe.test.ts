@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { ROOT, SHARDCRAWL, TEST_UA, readPageLog, writeSeeds } from "./harness/crawl.js";
 import { flowSimConfig, writeSimConfig } from "./flow-support.js";
+import { EXIT_CODES } from "../packages/shardcrawl/src/node/exit-codes.js";
 import { CHROMIUM, dashboardExprs, exportedFamilies, missingTool, promtool } from "./harness/tools.js";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -228,7 +229,8 @@ describe("observing a crawl: metrics, status page, cluster page", () => {
     expect(used.size).toBeGreaterThan(20);
     expect([...used].filter((n) => !exported.has(n)), "dashboard metrics the node does not export").toEqual([]);
 
+    // A node stopped by a signal exits gracefully with the documented code (README "Exit codes").
     process.kill(-node.pid!, "SIGTERM");
-    expect(await nodeExit).toBe(0);
+    expect(await nodeExit).toBe(EXIT_CODES.signal);
   }, 120_000);
 });

@@ -48,7 +48,9 @@ export function runClusterCommand(argv: string[]): number {
     const cfg = join(n.out, "node.json");
     if (v.write) {
       mkdirSync(n.out, { recursive: true });
-      writeFileSync(cfg, JSON.stringify(n.config, null, 2));
+      // queueSizing is a record of how bounds were derived, not a setting: the node re-derives it.
+      const { queueSizing: _derived, ...settings } = n.config;
+      writeFileSync(cfg, JSON.stringify(settings, null, 2));
     }
     process.stdout.write(`${n.name}\t${n.host}\t${n.statusPort}\t${n.out}\t${cfg}\t${n.config.seeds ?? "-"}\n`);
   }

@@ -5,6 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { clusterFromObject, loadClusterFile } from "../../src/cli/cluster-file.js";
+import { runClusterCommand } from "../../src/cli/cluster-command.js";
+import { loadNodeConfigFile } from "../../src/cli/config-file.js";
 import { takeShardFlags } from "../../src/cli/shard-flags.js";
 
 const F = "c.yaml";
@@ -35,6 +37,29 @@ describe("cluster file", () => {
     const b = c.nodes[1]!.config;
     expect(b).toMatchObject({ delayMs: 2000, fetchers: 5, exitWhenDone: true, nodeName: "b", statusPort: 9101, seeds: join(dir, "seeds.txt") });
     expect(b.shard).toEqual({ self: "b", key: "host", nodes: [{ name: "a", weight: 1 }, { name: "b", weight: 2 }] });
+  });
+
+  it("cluster plan --write writes node configs that `node --config` reads back unchanged", () => {
+    const dir = mkdtempSync(join(tmpdir(), "sc-cluster-write-"));
+    const file = join(dir, "cluster.yaml");
+    writeFileSync(file, [
+      "name: t", `outRoot: ${join(dir, "out")}`,
+      "defaults: { targetPagesPerSec: 50, acceptedWaitMs: 2000, exitWhenDone: true }",
+      "nodes:", "  - { name: a, statusPort: 9101 }", "  - { name: b, statusPort: 9102 }",
+    ].join("\n"));
+    const write = process.stdout.write;
+    process.stdout.write = () => true;
+    try {
+      expect(runClusterCommand(["plan", "--cluster", file, "--write"])).toBe(0);
+    } finally {
+      process.stdout.write = write;
+    }
+    for (const n of loadClusterFile(file).nodes) {
+      const back = loadNodeConfigFile(join(n.out, "node.json"));
+      expect(back.nodeName).toBe(n.name);
+      expect(back.parseQueueMax).toBe(n.config.parseQueueMax);
+      expect(back.shard).toEqual(n.config.shard);
+    }
   });
 
   it("names the key and what was expected for each mistake", () => {
