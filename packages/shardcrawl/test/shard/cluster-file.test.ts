@@ -3,7 +3,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { clusterFromObject, loadClusterFile } from "../../src/cli/cluster-file.js";
 import { runClusterCommand } from "../../src/cli/cluster-command.js";
 import { loadNodeConfigFile } from "../../src/cli/config-file.js";
@@ -47,12 +47,11 @@ describe("cluster file", () => {
       "defaults: { targetPagesPerSec: 50, acceptedWaitMs: 2000, exitWhenDone: true }",
       "nodes:", "  - { name: a, statusPort: 9101 }", "  - { name: b, statusPort: 9102 }",
     ].join("\n"));
-    const write = process.stdout.write;
-    process.stdout.write = () => true;
+    const quiet = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
       expect(runClusterCommand(["plan", "--cluster", file, "--write"])).toBe(0);
     } finally {
-      process.stdout.write = write;
+      quiet.mockRestore();
     }
     for (const n of loadClusterFile(file).nodes) {
       const back = loadNodeConfigFile(join(n.out, "node.json"));
