@@ -13,8 +13,8 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { makeConfig, World, type SimwebConfig } from "../packages/simweb/src/index.js";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, runCrawl, simwebFlags, SHARDCRAWL, type CrawlRun, type PageLine } from "./harness/crawl.js";
-import { openTarget, type NodeTarget } from "../packages/shardcrawl/src/inspect/node-target.js";
-import { inspectUrl } from "../packages/shardcrawl/src/inspect/inspect-url.js";
+import { openTarget, type NodeTarget } from "../packages/shardcrawl/src/cli/inspect/node-target.js";
+import { inspectUrl } from "../packages/shardcrawl/src/cli/inspect/inspect-url.js";
 import { startNodeRedis, type RedisHandle } from "../packages/shardcrawl/src/node/redis-server.js";
 import { normalizeUrl } from "../packages/shardcrawl/src/url/normalize.js";
 

@@ -1,10 +1,10 @@
 // `shardcrawl inspect host <host>` and `shardcrawl inspect url <url>`: what one node knows about a
 // host or a URL, read from its Redis and its page log without changing anything.
 import { parseArgs } from "node:util";
-import { inspectHost, type HostReport } from "../inspect/inspect-host.js";
-import { inspectUrl, normalizeForInspect, type UrlReport } from "../inspect/inspect-url.js";
-import { openTarget } from "../inspect/node-target.js";
-import { URL_EXIT_CODES } from "../inspect/url-verdict.js";
+import { inspectHost, type HostReport } from "./inspect/inspect-host.js";
+import { inspectUrl, normalizeForInspect, type UrlReport } from "./inspect/inspect-url.js";
+import { openTarget } from "./inspect/node-target.js";
+import { URL_EXIT_CODES } from "./inspect/url-verdict.js";
 import { formatDuration } from "../node/progress.js";
 import { UsageError } from "./flags.js";
 

@@ -6,7 +6,7 @@ import { Redis } from "ioredis";
 import type { Logger } from "pino";
 import { CONFIG_ENV, type NodeConfig } from "./config.js";
 import type { ChildMessage } from "./children.js";
-import { logFileName, openNodeLogger, type NodeLogger } from "../log/node-logger.js";
+import { logFileName, openNodeLogger, type NodeLogger } from "./node-logger.js";
 
 export interface ChildContext {
   config: NodeConfig;

@@ -6,7 +6,7 @@ import { buildUrlFilters } from "../frontier/url-filters.js";
 import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
-import { validateLogSettings } from "../log/node-logger.js";
+import { validateLogSettings } from "./node-logger.js";
 import { checkDnsServers } from "../fetch/dns-servers.js";
 
 export type Scope = "domains" | "hosts" | "any";
@@ -136,7 +136,7 @@ export interface NodeConfig {
   queueSizing?: QueueSizing;
   /** URL priority rules, first match wins: [{pattern (a regular expression on the URL), priority (tier 0 = first)}]. */
   priorityRules: PriorityRule[];
-  /** Structured logs (log/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
+  /** Structured logs (node/node-logger.ts): pino level, file size that triggers a roll, rotated files kept per process. */
   logLevel: "trace" | "debug" | "info" | "warn" | "error" | "fatal" | "silent";
   logMaxBytes: number;
   logFiles: number;

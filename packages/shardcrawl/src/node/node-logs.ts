@@ -1,7 +1,7 @@
 // The supervisor's structured log: <out>/logs/supervisor.<n>.log (children open theirs in child-runtime.ts).
 import { join } from "node:path";
 import type { NodeConfig } from "./config.js";
-import { openNodeLogger, type NodeLogger } from "../log/node-logger.js";
+import { openNodeLogger, type NodeLogger } from "./node-logger.js";
 
 export function openSupervisorLog(config: NodeConfig): NodeLogger {
   const log = openNodeLogger({

@@ -4,12 +4,12 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
-import { defaultConfig, type NodeConfig } from "../node/config.js";
-import { startNodeRedis } from "../node/redis-server.js";
-import { ShardRouter } from "../shard/shard-spec.js";
-import { loadClusterFile } from "../cli/cluster-file.js";
-import { UsageError } from "../cli/flags.js";
-import { readNodeConfig as readSavedNodeConfig } from "../cli/ingest-command.js";
+import { defaultConfig, type NodeConfig } from "../../node/config.js";
+import { startNodeRedis } from "../../node/redis-server.js";
+import { ShardRouter } from "../../shard/shard-spec.js";
+import { loadClusterFile } from "../cluster-file.js";
+import { UsageError } from "../flags.js";
+import { readNodeConfig as readSavedNodeConfig } from "../ingest-command.js";
 
 export interface TargetFlags {
   out?: string;

@@ -3,8 +3,8 @@
 // but it grows without end, so an inspection reads only its recent part and says so.
 import { closeSync, existsSync, openSync, readSync, readdirSync, statSync } from "node:fs";
 import { join } from "node:path";
-import type { PageLogLine } from "../shared/types.js";
-import { hostOf } from "../url/normalize.js";
+import type { PageLogLine } from "../../shared/types.js";
+import { hostOf } from "../../url/normalize.js";
 
 const CHUNK = 1024 * 1024;
 

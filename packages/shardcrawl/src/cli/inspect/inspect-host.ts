@@ -1,13 +1,13 @@
 // `shardcrawl inspect host`: one host as its node sees it -- queues by tier, robots rules in force,
 // politeness and adaptive limits, next start, page budget, recent outcomes and sheds.
-import { productToken } from "../fetch/robots.js";
-import type { PageLogLine } from "../shared/types.js";
+import { productToken } from "../../fetch/robots.js";
+import type { PageLogLine } from "../../shared/types.js";
 import { FrontierReader, type LeaseInfo, type ScopeVerdict, type ShedEntry } from "./frontier-reader.js";
 import type { InspectLimits } from "./inspect-url.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfHost } from "./page-log-scan.js";
 import { robotsGroupFor } from "./robots-group.js";
-import { ShardRouter } from "../shard/shard-spec.js";
+import { ShardRouter } from "../../shard/shard-spec.js";
 
 const BACKOFF_BASE_MS = 100; // lib.lua: a zero delay under rate back-off still gets gaps
 

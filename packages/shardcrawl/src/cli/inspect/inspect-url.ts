@@ -2,10 +2,10 @@
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
-import { compileRobots, type RobotsEntry } from "../fetch/robots.js";
-import { buildUrlFilters, filterUrl } from "../frontier/url-filters.js";
-import { ShardRouter } from "../shard/shard-spec.js";
-import { hostOf, normalizeUrl } from "../url/normalize.js";
+import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
+import { buildUrlFilters, filterUrl } from "../../frontier/url-filters.js";
+import { ShardRouter } from "../../shard/shard-spec.js";
+import { hostOf, normalizeUrl } from "../../url/normalize.js";
 import { FrontierReader, matchSpillLine } from "./frontier-reader.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfUrl } from "./page-log-scan.js";

@@ -3,14 +3,14 @@
 // queues and lists are chunked and bounded (maxScan), so a host with a million queued URLs costs
 // a bounded number of round trips.
 import type { Redis } from "ioredis";
-import { BloomHasher, initBloom, type BloomParams } from "../frontier/bloom.js";
-import { decodeElement } from "../frontier/element.js";
-import { FrontierKeys } from "../frontier/keys.js";
-import { writePositions } from "../frontier/links.js";
-import { RobotsCache, type RobotsCacheEntry } from "../frontier/robots-cache.js";
-import { Scripts } from "../frontier/scripts.js";
-import { MAX_TIER } from "../shared/types.js";
-import { registrableDomain, type ScopeMode } from "../url/scope.js";
+import { BloomHasher, initBloom, type BloomParams } from "../../frontier/bloom.js";
+import { decodeElement } from "../../frontier/element.js";
+import { FrontierKeys } from "../../frontier/keys.js";
+import { writePositions } from "../../frontier/links.js";
+import { RobotsCache, type RobotsCacheEntry } from "../../frontier/robots-cache.js";
+import { Scripts } from "../../frontier/scripts.js";
+import { MAX_TIER } from "../../shared/types.js";
+import { registrableDomain, type ScopeMode } from "../../url/scope.js";
 
 const CHUNK = 1000;
 

@@ -1,9 +1,9 @@
 // The URL verdict: records (lease, queue, page log, spill, shed log) win over recomputed refusals,
 // refusals that leave no record are only given for URLs the seen filter never admitted.
 import { describe, expect, it } from "vitest";
-import { decideUrlVerdict, URL_EXIT_CODES, type UrlFacts } from "../../src/inspect/url-verdict.js";
-import { robotsGroupFor } from "../../src/inspect/robots-group.js";
-import type { PageLogLine } from "../../src/shared/types.js";
+import { decideUrlVerdict, URL_EXIT_CODES, type UrlFacts } from "../../../src/cli/inspect/url-verdict.js";
+import { robotsGroupFor } from "../../../src/cli/inspect/robots-group.js";
+import type { PageLogLine } from "../../../src/shared/types.js";
 
 const base: UrlFacts = {
   url: "http://a.test/x", owner: "n0", node: "n0", lease: null, parsing: null, queued: null, lastOutcome: null, spilled: null, shed: null,

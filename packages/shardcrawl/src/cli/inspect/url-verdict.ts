@@ -2,7 +2,7 @@
 // (inspect-url.ts gathers them). Records win over recomputed verdicts: what the node did (leased,
 // queued, page log, spill, shed log) is reported as it happened; refusals that leave no record
 // (scope, URL filters, host page budget, robots.txt) are recomputed from the node's stored config.
-import type { PageLogLine } from "../shared/types.js";
+import type { PageLogLine } from "../../shared/types.js";
 import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-reader.js";
 
 export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";

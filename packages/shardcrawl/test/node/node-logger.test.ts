@@ -4,7 +4,7 @@ import { mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { openNodeLogger, validateLogSettings } from "../../src/log/node-logger.js";
+import { openNodeLogger, validateLogSettings } from "../../src/node/node-logger.js";
 
 const settle = () => new Promise((r) => setTimeout(r, 50));
 

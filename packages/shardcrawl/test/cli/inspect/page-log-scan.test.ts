@@ -4,7 +4,7 @@ import { mkdirSync, mkdtempSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { pageLogLinesOfHost, pageLogLinesOfUrl } from "../../src/inspect/page-log-scan.js";
+import { pageLogLinesOfHost, pageLogLinesOfUrl } from "../../../src/cli/inspect/page-log-scan.js";
 
 function line(url: string, t: number, status = 200): string {
   return `${JSON.stringify({ url, final_url: url, status, error: null, fetched_at: new Date(t).toISOString(), bytes: 1, timings: { total: 1 } })}\n`;
