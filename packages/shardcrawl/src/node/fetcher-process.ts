@@ -11,6 +11,7 @@ import { join } from "node:path";
 import { childContext, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
+import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
@@ -192,12 +193,14 @@ async function main(): Promise<void> {
 
   // Blocked time per reason, flushed to the stats hash (blockedMs:<reason>) about once a second.
   const blocked = new Map<string, number>();
+  const connectionStats = new ConnectionStatsReporter(client.connections);
   let lastFlush = Date.now();
   async function flushBlocked(force = false): Promise<void> {
     if (!force && Date.now() - lastFlush < BLOCKED_FLUSH_MS) return;
     lastFlush = Date.now();
     for (const [reason, ms] of blocked) await frontier.count(`blockedMs:${reason}`, ms);
     blocked.clear();
+    for (const [field, n] of connectionStats.take()) await frontier.count(field, n);
   }
   let quotaSaid = false;
 
