@@ -73,7 +73,7 @@ function kill9(pid: number | undefined): boolean {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-async function statusOf(out: string): Promise<{ children: Array<{ role: string; pid?: number }>; stats: { fetched: number; queued: number } } | null> {
+export async function statusOf(out: string): Promise<{ children: Array<{ role: string; pid?: number }>; stats: { fetched: number; queued: number } } | null> {
   try {
     const { statusPort } = JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number };
     const res = await fetch(`http://127.0.0.1:${statusPort}/status`, { signal: AbortSignal.timeout(2000) });

@@ -23,6 +23,7 @@ const SCRIPT_FILES = {
   set_host_limits: true,
   readmit: true,
   ack_page: true,
+  refetch_page: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

@@ -12,6 +12,7 @@ import { childContext, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
+import { PageSpool } from "./page-spool.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
   });
+  const spool = new PageSpool(config.out, `${config.nodeName}-f${ctx.index}`);
   const pageLog = new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes });
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; expires: number }>();
@@ -137,7 +139,7 @@ async function main(): Promise<void> {
       return;
     }
     const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await frontier.completeWithPage(lease, end, page, feedback);
+    await spool.complete(frontier, lease, end, page, feedback);
   }
 
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
@@ -205,6 +207,7 @@ async function main(): Promise<void> {
   let quotaSaid = false;
 
   const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+  const sweeper = ctx.index === 0 ? spool.startSweeper(frontier, (m) => ctx.log(m)) : undefined;
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -236,6 +239,7 @@ async function main(): Promise<void> {
   }
   await flushBlocked(true);
   await keeper?.stop();
+  sweeper?.stop();
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);
   await pageLog.close();

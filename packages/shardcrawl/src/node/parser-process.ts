@@ -9,7 +9,8 @@ import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
-import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import type { WorkerLost, WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import { removeSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
@@ -42,6 +43,7 @@ async function main(): Promise<void> {
     warcinfoId: writer.warcinfoId,
     scope,
     bloom: frontier.frontier.bloom,
+    spoolDir: spoolDir(config.out),
   };
   const pool = new Piscina({
     filename: new URL("../parse/worker.js", import.meta.url).href,
@@ -83,10 +85,21 @@ async function main(): Promise<void> {
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
 
-  async function handle(id: string, page: FetchedPage): Promise<void> {
+  /** After the ack: the spooled body is no longer needed (unless the page went to another consumer). */
+  async function release(spool: SpoolRef | undefined, acked: boolean): Promise<void> {
+    if (!spool || !acked) return;
+    await removeSpooled(setup.spoolDir, spool).catch((err: unknown) => ctx.log(`spool: ${(err as Error).message}`));
+  }
+
+  async function handle(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<void> {
     const { body, ...meta } = page;
-    const task: WorkerTask = { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
-    const res = (await pool.run(task)) as WorkerResult;
+    const task: WorkerTask = spool ? { meta, spool } : { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
+    const res = (await pool.run(task)) as WorkerResult | WorkerLost;
+    if (res.lost !== undefined) {
+      ctx.log(`${page.url}: ${res.lost}; fetching it again`);
+      await release(spool, await frontier.refetchPage(consumer, id));
+      return;
+    }
     const loc = await writer.append({
       data: res.warc,
       warcinfoId: setup.warcinfoId,
@@ -102,7 +115,7 @@ async function main(): Promise<void> {
       error: res.error ?? null,
       ...(res.errorDetail ? { error_detail: res.errorDetail } : {}),
       content_type: res.contentType,
-      bytes: body.byteLength,
+      bytes: res.bodyBytes,
       truncated: Boolean(page.truncated),
       digest: res.payloadDigest,
       text_digest: facts?.textDigest ?? null,
@@ -119,16 +132,16 @@ async function main(): Promise<void> {
     };
     await pageLog.append(line);
     const ownLinks = await routeLinks(res.links);
-    await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+    await release(spool, await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null }));
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
   // stays in our in-flight list, so nothing is lost even if we are killed meanwhile. Any other
   // failure is a bug or a poisoned page: record it and move on rather than stall the crawl.
-  async function handleWithRetry(id: string, page: FetchedPage): Promise<void> {
+  async function handleWithRetry(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<void> {
     for (let attempt = 0; ; attempt++) {
       try {
-        await handle(id, page);
+        await handle(id, page, spool);
         return;
       } catch (err) {
         if (err instanceof StoreWriteError) {
@@ -140,10 +153,10 @@ async function main(): Promise<void> {
         await pageLog.append({
           url: page.url, final_url: page.url, status: page.status, error: "other",
           error_detail: `internal parse failure: ${(err as Error).message}`, content_type: null,
-          bytes: page.body.byteLength, truncated: Boolean(page.truncated), digest: null,
+          bytes: spool?.bytes ?? page.body.byteLength, truncated: Boolean(page.truncated), digest: null,
           fetched_at: page.fetchedAt, timings: page.timings, outlinks: 0, depth: page.depth,
         }).catch(() => undefined);
-        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        await release(spool, await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" }));
         return;
       }
     }
@@ -169,7 +182,7 @@ async function main(): Promise<void> {
         await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
         continue;
       }
-      const p = handleWithRetry(id, page).finally(() => inFlight.delete(p));
+      const p = handleWithRetry(id, page, taken.spool).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
   }

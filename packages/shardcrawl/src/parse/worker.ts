@@ -11,6 +11,7 @@ import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
 import { productToken } from "../fetch/robots.js";
 import { tierFor } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
+import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -23,11 +24,16 @@ export interface WorkerSetup {
   warcinfoId: string;
   scope: ScopeSpec;
   bloom: Pick<BloomParams, "m" | "k" | "seed">;
+  /** Folder of spooled bodies (store/body-spool.ts). */
+  spoolDir: string;
 }
 
-export interface WorkerTask {
-  meta: Omit<FetchedPage, "body">;
-  body: Uint8Array;
+/** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
+export type WorkerTask = { meta: Omit<FetchedPage, "body">; body: Uint8Array; spool?: undefined } | { meta: Omit<FetchedPage, "body">; spool: SpoolRef; body?: undefined };
+
+/** The page's spooled body is lost: it must be fetched again. */
+export interface WorkerLost {
+  lost: string;
 }
 
 export interface WorkerResult {
@@ -44,6 +50,9 @@ export interface WorkerResult {
   links: HashedLink[];
   /** Links dropped because they are outside the crawl's scope. */
   outOfScope: number;
+  /** Body bytes as received. */
+  bodyBytes: number;
+  lost?: undefined;
 }
 
 const setup = workerData as WorkerSetup;
@@ -51,8 +60,18 @@ const inScope = scopeAllows(setup.scope);
 const hasher = new BloomHasher(setup.bloom);
 const uaToken = productToken(setup.userAgent);
 
-export default function parseTask(task: WorkerTask): WorkerResult {
-  const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
+  let body: Buffer;
+  if (task.spool) {
+    try {
+      body = readSpooled(setup.spoolDir, task.spool);
+    } catch (err) {
+      if (err instanceof SpoolEntryLost) return { lost: err.message };
+      throw err;
+    }
+  } else {
+    body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  }
   const page: FetchedPage = { ...task.meta, body };
   const parsed = parsePage(
     { url: page.url, status: page.status, headers: page.headers, body, truncated: page.truncated },
@@ -103,5 +122,6 @@ export default function parseTask(task: WorkerTask): WorkerResult {
     cdx: records.cdx,
     links,
     outOfScope,
+    bodyBytes: body.byteLength,
   };
 }
