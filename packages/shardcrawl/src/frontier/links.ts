@@ -12,7 +12,8 @@ import { filterUrl, type UrlFilter } from "./url-filters.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
 export interface HashedLink extends DiscoveredLink {
-  bloom?: number[];
+  /** k positions (an array, or a view into a parser worker's Float64Array). */
+  bloom?: ArrayLike<number>;
 }
 
 export interface QueueCaps {
@@ -41,8 +42,12 @@ export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m
   if (!Number.isSafeInteger(link.depth) || link.depth < 0) return "depth-invalid";
   if (!Number.isSafeInteger(link.hops) || link.hops < 0) return "hops-invalid";
   if (link.bloom !== undefined) {
-    if (!Array.isArray(link.bloom) || link.bloom.length !== params.k) return "bloom-invalid";
-    for (const p of link.bloom) if (!Number.isSafeInteger(p) || p < 0 || p >= params.m) return "bloom-invalid";
+    const b = link.bloom as unknown;
+    if (!(Array.isArray(b) || b instanceof Float64Array) || link.bloom.length !== params.k) return "bloom-invalid";
+    for (let i = 0; i < link.bloom.length; i++) {
+      const p = link.bloom[i]!;
+      if (!Number.isSafeInteger(p) || p < 0 || p >= params.m) return "bloom-invalid";
+    }
   }
   return undefined;
 }
@@ -58,7 +63,7 @@ export interface PackedLinks {
 }
 
 /** Writes k positions as big-endian u48 (positions are below 2^46, see bloom.ts). */
-export function writePositions(buf: Buffer, offset: number, positions: readonly number[]): void {
+export function writePositions(buf: Buffer, offset: number, positions: ArrayLike<number>): void {
   for (let i = 0; i < positions.length; i++) buf.writeUIntBE(positions[i]!, offset + i * 6, 6);
 }
 

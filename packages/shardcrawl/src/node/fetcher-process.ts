@@ -58,16 +58,21 @@ async function main(): Promise<void> {
   let wake: () => void = () => undefined;
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
-    const memo = robotsMemo.get(origin);
-    if (memo && memo.expires > Date.now()) return memo;
-    const entry = await frontier.getRobots(origin);
-    if (!entry) return null;
+  /** Compiles an origin's rules and remembers them (compiling costs far more than matching a URL). */
+  function remember(origin: string, entry: RobotsEntry): { compiled: CompiledRobots; kind: RobotsEntry["kind"] } {
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
+    robotsMemo.delete(origin);
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
     const fresh = { compiled, kind: entry.kind, expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
+  }
+
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"] } | null> {
+    const memo = robotsMemo.get(origin);
+    if (memo && memo.expires > Date.now()) return memo;
+    const entry = await frontier.getRobots(origin);
+    return entry ? remember(origin, entry) : null;
   }
 
   function failureLine(lease: Lease, error: PageLogLine["error"], detail: string, timings: PageLogLine["timings"]): PageLogLine {
@@ -87,7 +92,7 @@ async function main(): Promise<void> {
         redirectDelayMs: config.delayMs + config.politenessMarginMs,
       });
       await frontier.setRobots(origin, entry, ttlMs);
-      const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
+      const { compiled } = remember(origin, entry);
       if (compiled.crawlDelayMs !== undefined) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
       await frontier.requeue(lease, endNow());
       return;

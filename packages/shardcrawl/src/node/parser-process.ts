@@ -10,6 +10,7 @@ import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
 import type { WorkerLost, WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import { unpackWorkerLinks } from "../parse/worker-transfer.js";
 import { removeSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
@@ -121,7 +122,7 @@ async function main(): Promise<void> {
       text_digest: facts?.textDigest ?? null,
       fetched_at: page.fetchedAt,
       timings: page.timings,
-      outlinks: res.links.length,
+      outlinks: res.links.urls.length,
       depth: page.depth,
       ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
       ...(facts?.title ? { title: facts.title } : {}),
@@ -131,7 +132,7 @@ async function main(): Promise<void> {
       warc: loc,
     };
     await pageLog.append(line);
-    const ownLinks = await routeLinks(res.links);
+    const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
     await release(spool, await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null }));
   }
 

@@ -12,6 +12,7 @@ import { productToken } from "../fetch/robots.js";
 import { tierFor } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
+import { packWorkerLinks, transferring, type PackedLinks } from "./worker-transfer.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -46,8 +47,8 @@ export interface WorkerResult {
   responseLength: number;
   payloadDigest: string;
   cdx: CdxFields;
-  /** Links to queue, with their seen-filter positions computed here (off the main thread). */
-  links: HashedLink[];
+  /** Links to queue, with their seen-filter positions computed here (off the main thread); see unpackWorkerLinks. */
+  links: PackedLinks;
   /** Links dropped because they are outside the crawl's scope. */
   outOfScope: number;
   /** Body bytes as received. */
@@ -107,21 +108,22 @@ export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
       else outOfScope++;
     }
   }
-  const warc = records.data;
-  // Structured clone copies the (compressed, small) WARC bytes back; fine next to the parse cost.
+  const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
+  const packed = packWorkerLinks(links, setup.bloom.k);
   const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, ...facts } = parsed;
-  return {
+  const result: WorkerResult = {
     facts,
     contentType,
     error: error ?? null,
     errorDetail,
-    warc: new Uint8Array(warc.buffer, warc.byteOffset, warc.byteLength),
+    warc,
     responseOffset: records.responseOffset,
     responseLength: records.responseLength,
     payloadDigest: records.payloadDigest,
     cdx: records.cdx,
-    links,
+    links: packed,
     outOfScope,
     bodyBytes: body.byteLength,
   };
+  return transferring(result, [warc, packed.numbers, packed.bloom]);
 }
