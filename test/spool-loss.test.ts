@@ -1,8 +1,9 @@
-// Page bodies wait for the parser in out/spool/ (the Redis parse queue holds only a reference).
-// A machine crash can lose files the kernel had not written yet: here the parser is frozen so
-// pages pile up in the spool, the whole node is killed -9, and some spool files are deleted,
-// cut short or corrupted. The resumed crawl must fetch those pages again: no URL is lost.
-import { mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, writeFileSync } from "node:fs";
+// Page bodies wait for the parser in segment files under out/spool/ (the Redis parse queue holds
+// only a reference). A machine crash can lose what the kernel had not written yet: here the parser
+// is frozen so pages pile up in the spool, the whole node is killed -9, and every segment is cut
+// in half and has a byte flipped near its start. The resumed crawl must fetch those pages again:
+// no URL is lost.
+import { mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -18,8 +19,8 @@ describe("spool files lost in a crash", () => {
   let out: string;
   let second: CrawlRun;
   let report: VerifyReport;
-  let damaged = 0;
-  let spooledAtKill = 0;
+  let segments = 0;
+  let parseStageAtKill = 0;
 
   beforeAll(async () => {
     const dir = mkdtempSync(join(tmpdir(), "sc-spool-"));
@@ -45,26 +46,26 @@ describe("spool files lost in a crash", () => {
     expect(parserPid).toBeDefined();
     process.kill(parserPid!, "SIGSTOP");
     const spool = join(out, "spool");
-    for (let i = 0; i < 300 && readdirSync(spool).length < 12; i++) await sleep(100);
+    for (let i = 0; i < 300; i++) {
+      const st = (await statusOf(out)) as { stats: { parseQueue: number; parseInFlight: number } } | null;
+      parseStageAtKill = st ? st.stats.parseQueue + st.stats.parseInFlight : 0;
+      if (parseStageAtKill >= 12) break;
+      await sleep(100);
+    }
     const redisPid = (JSON.parse(readFileSync(join(out, "redis", "connection.json"), "utf8")) as { pid: number }).pid;
     process.kill(-first.proc.pid!, "SIGKILL");
     process.kill(redisPid, "SIGKILL");
     await first.done;
     await sleep(500);
-    // The crash: every other file gone, one cut short, one with a flipped byte.
-    const files = readdirSync(spool).sort();
-    spooledAtKill = files.length;
-    files.forEach((f, i) => {
+    // The crash: every segment loses its second half, and the body at its start a byte.
+    for (const f of readdirSync(spool)) {
       const path = join(spool, f);
-      if (i % 2 === 0) rmSync(path);
-      else if (i === 1) truncateSync(path, 100);
-      else if (i === 3) {
-        const b = readFileSync(path);
-        b[b.length >> 1] ^= 0xff;
-        writeFileSync(path, b);
-      } else return;
-      damaged++;
-    });
+      const b = readFileSync(path);
+      if (b.length < 200) continue;
+      b[100] = b[100]! ^ 0xff;
+      writeFileSync(path, b.subarray(0, b.length >> 1));
+      segments++;
+    }
     second = await runCrawl(args);
     await sim.stop();
     report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains" });
@@ -74,9 +75,9 @@ describe("spool files lost in a crash", () => {
     await sim?.stop();
   });
 
-  test("pages were waiting in the spool when the node was killed, and some of them were lost", () => {
-    expect(spooledAtKill).toBeGreaterThanOrEqual(12);
-    expect(damaged).toBeGreaterThanOrEqual(8);
+  test("pages were waiting in the spool when the node was killed, and the spool was damaged", () => {
+    expect(parseStageAtKill).toBeGreaterThanOrEqual(12);
+    expect(segments).toBeGreaterThanOrEqual(1);
   });
 
   test("the resumed crawl fetched the lost pages again and parsed every page it was served", () => {
@@ -84,8 +85,8 @@ describe("spool files lost in a crash", () => {
     expect(second.stderr).toMatch(/fetching it again/);
     const summary = JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { stats: { counters: Record<string, number> } };
     const lost = summary.stats.counters.spoolLost ?? 0;
-    expect(lost).toBeGreaterThan(0);
-    expect(lost).toBeLessThanOrEqual(damaged);
+    expect(lost).toBeGreaterThanOrEqual(2); // at least the first body and the last of some segment
+    expect(lost).toBeLessThanOrEqual(parseStageAtKill + 16); // + fetches in flight at the kill
     // Every page the server answered (robots.txt files aside, also those reached by a redirect)
     // has a page-log line from the parser.
     const parsed = new Set(readPageLog(out).filter((p) => p.status !== null).map((p) => { const u = new URL(p.url); return u.host + u.pathname + u.search; }));

@@ -244,7 +244,7 @@ async function main(): Promise<void> {
   }
   await flushBlocked(true);
   await keeper?.stop();
-  sweeper?.stop();
+  await (sweeper ? sweeper.stop() : spool.close());
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);
   await pageLog.close();

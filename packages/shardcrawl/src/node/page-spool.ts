@@ -1,13 +1,13 @@
-// The fetcher's side of the body spool (store/body-spool.ts): a fetched page's body is written to
-// out/spool/ and only its reference enters the parse queue; fetcher 0 sweeps orphan files.
-import { BodySpool, removeSpooled, spoolDir, sweepSpool } from "../store/body-spool.js";
+// The fetcher's side of the body spool (store/body-spool.ts): a fetched page's body is appended to
+// a segment under out/spool/ and only its reference enters the parse queue; fetcher 0 deletes
+// segments no queued or taken page refers to.
+import { BodySpool, spoolDir, sweepSpool } from "../store/body-spool.js";
 import type { HostFeedback } from "../frontier/index.js";
 import type { FetchedPage, Lease } from "../shared/types.js";
 import type { NodeFrontier } from "./open-frontier.js";
 
-/** Orphans younger than this are kept: their page may be on its way into the parse queue. */
-const ORPHAN_MIN_AGE_MS = 5 * 60_000;
-const SWEEP_EVERY_MS = 60_000;
+/** Often enough that the spool stays close to the parse stage's byte bound. */
+const SWEEP_EVERY_MS = 2_000;
 
 export class PageSpool {
   private readonly spool: BodySpool;
@@ -16,27 +16,37 @@ export class PageSpool {
     this.spool = new BodySpool(spoolDir(out), processName.replace(/[^A-Za-z0-9._-]/g, "_"));
   }
 
-  /** Spools the body, then completes the lease with the page; an expired lease's file is removed at once. */
+  /** Spools the body, then completes the lease with the page (an expired lease's body is left to the sweeper). */
   async complete(frontier: NodeFrontier, lease: Lease, end: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
     const { body, ...meta } = page;
     const spool = await this.spool.put(body);
-    // If this throws, the page may or may not be queued: the file is left to the sweeper.
-    const id = await frontier.completeWithPage(lease, end, { ...meta, spool }, feedback);
-    if (id === null) await removeSpooled(this.spool.dir, spool);
+    await frontier.completeWithPage(lease, end, { ...meta, spool }, feedback);
   }
 
-  /** Fetcher 0: removes files no queued or taken page refers to, at start (a crash's leftovers) and once a minute. */
-  startSweeper(frontier: NodeFrontier, log: (msg: string) => void): { stop(): void } {
-    const sweep = () => {
+  /** Fetcher 0: sweeps at start (a crash's leftovers) and every SWEEP_EVERY_MS. */
+  startSweeper(frontier: NodeFrontier, log: (msg: string) => void): { stop(): Promise<void> } {
+    const sweep = (opts: { finishedPid?: number } = {}) =>
       frontier.frontier.parse
         .spooledFiles()
-        .then((referenced) => sweepSpool(this.spool.dir, referenced, ORPHAN_MIN_AGE_MS))
-        .then((n) => n > 0 && log(`spool: removed ${n} orphan body files`))
-        .catch((err: unknown) => log(`spool sweep failed: ${(err as Error).message}`));
-    };
-    sweep();
-    const timer = setInterval(sweep, SWEEP_EVERY_MS);
+        .then((referenced) => sweepSpool(this.spool.dir, referenced, opts))
+        .catch((err: unknown) => {
+          log(`spool sweep failed: ${(err as Error).message}`);
+          return 0;
+        });
+    void sweep();
+    const timer = setInterval(() => void sweep(), SWEEP_EVERY_MS);
     timer.unref();
-    return { stop: () => clearInterval(timer) };
+    return {
+      // At exit our own segments are closed: those no page refers to any more can go now.
+      stop: async () => {
+        clearInterval(timer);
+        await this.spool.close();
+        await sweep({ finishedPid: process.pid });
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.spool.close();
   }
 }

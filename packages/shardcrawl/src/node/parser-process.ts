@@ -11,7 +11,7 @@ import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
 import type { WorkerLost, WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
 import { unpackWorkerLinks } from "../parse/worker-transfer.js";
-import { removeSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
+import { spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
@@ -86,19 +86,13 @@ async function main(): Promise<void> {
   const maxInFlight = config.parserThreads * 2;
   const inFlight = new Set<Promise<void>>();
 
-  /** After the ack: the spooled body is no longer needed (unless the page went to another consumer). */
-  async function release(spool: SpoolRef | undefined, acked: boolean): Promise<void> {
-    if (!spool || !acked) return;
-    await removeSpooled(setup.spoolDir, spool).catch((err: unknown) => ctx.log(`spool: ${(err as Error).message}`));
-  }
-
   async function handle(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<void> {
     const { body, ...meta } = page;
     const task: WorkerTask = spool ? { meta, spool } : { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
     const res = (await pool.run(task)) as WorkerResult | WorkerLost;
     if (res.lost !== undefined) {
       ctx.log(`${page.url}: ${res.lost}; fetching it again`);
-      await release(spool, await frontier.refetchPage(consumer, id));
+      await frontier.refetchPage(consumer, id);
       return;
     }
     const loc = await writer.append({
@@ -133,7 +127,7 @@ async function main(): Promise<void> {
     };
     await pageLog.append(line);
     const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
-    await release(spool, await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null }));
+    await frontier.ackPage(consumer, id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
@@ -157,7 +151,7 @@ async function main(): Promise<void> {
           bytes: spool?.bytes ?? page.body.byteLength, truncated: Boolean(page.truncated), digest: null,
           fetched_at: page.fetchedAt, timings: page.timings, outlinks: 0, depth: page.depth,
         }).catch(() => undefined);
-        await release(spool, await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" }));
+        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
         return;
       }
     }

@@ -1,20 +1,24 @@
-// The body spool: fetched page bodies wait for the parser as files under out/spool/, one file
-// per page, and the Redis parse queue carries only a reference (file name, size, CRC-32). Moving
-// ~140 KB per page through Redis cost about 3 ms of Redis and client CPU per page; a local file
-// costs a write and a read from the page cache.
-// Crash safety: the file is written before the page enters the parse queue and removed only after
-// the page is acknowledged, so a killed process leaves at worst an orphan file (swept later). A
-// file that is missing, short or corrupt (a machine crash before the page cache was flushed) is
-// reported as SpoolEntryLost, and the parser sends the URL back to the frontier to be fetched again.
+// The body spool: fetched page bodies wait for the parser in append-only segment files under
+// out/spool/, and the Redis parse queue carries only a reference (segment, offset, size, CRC-32).
+// Moving ~140 KB per page through Redis cost about 3 ms of Redis and client CPU per page; one file
+// per page still cost ~0.5 ms of kernel time to create and delete; appending to a segment costs
+// a write and a read from the page cache.
+// Crash safety: a body is written before its page enters the parse queue, and a segment is deleted
+// only when no queued or taken page refers to it (sweepSpool), so a killed process leaves at worst
+// an unreferenced segment (swept later). A body that is missing, short or corrupt (a machine crash
+// before the page cache was flushed) is reported as SpoolEntryLost, and the parser sends the URL
+// back to the frontier to be fetched again.
 import { randomBytes } from "node:crypto";
-import { mkdirSync, readFileSync } from "node:fs";
-import { readdir, stat, unlink, writeFile } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
+import { open, readdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 
 /** Where a spooled body is and what it must look like. */
 export interface SpoolRef {
+  /** Segment file name. */
   file: string;
+  offset: number;
   bytes: number;
   crc: number;
 }
@@ -25,20 +29,30 @@ export class SpoolEntryLost extends Error {
 }
 
 const FILE_RE = /^[A-Za-z0-9._-]{1,128}$/;
+/** A segment takes no more bodies once it holds this many bytes. */
+export const SEGMENT_BYTES = 16 * 1024 * 1024;
+/**
+ * A writer starts a new segment when its current one had no write for this long, so a segment
+ * that is idle for SEGMENT_MIN_IDLE_MS (the sweeper's rule) never receives another body.
+ */
+const ROTATE_IDLE_MS = 2_000;
+/** Unreferenced segments idle this long are deleted even while their writer runs. */
+export const SEGMENT_MIN_IDLE_MS = 10_000;
 
 export function spoolDir(out: string): string {
   return join(out, "spool");
 }
 
-/** "file:bytes:crc" (file names never contain ":"), the form stored in Redis. */
+/** "file:offset:bytes:crc" (file names never contain ":"), the form stored in Redis. */
 export function formatSpoolRef(ref: SpoolRef): string {
-  return `${ref.file}:${ref.bytes}:${ref.crc}`;
+  return `${ref.file}:${ref.offset}:${ref.bytes}:${ref.crc}`;
 }
 
 export function parseSpoolRef(text: string): SpoolRef {
-  const [file = "", bytes = "", crc = ""] = text.split(":");
-  const ref = { file, bytes: Number(bytes), crc: Number(crc) };
-  if (!FILE_RE.test(file) || !Number.isSafeInteger(ref.bytes) || ref.bytes < 0 || !Number.isSafeInteger(ref.crc)) {
+  const [file = "", offset = "", bytes = "", crc = ""] = text.split(":");
+  const ref = { file, offset: Number(offset), bytes: Number(bytes), crc: Number(crc) };
+  const count = (n: number) => Number.isSafeInteger(n) && n >= 0;
+  if (!FILE_RE.test(file) || !count(ref.offset) || !count(ref.bytes) || !count(ref.crc)) {
     throw new Error(`invalid spool reference ${JSON.stringify(text.slice(0, 200))}`);
   }
   return ref;
@@ -46,25 +60,44 @@ export function parseSpoolRef(text: string): SpoolRef {
 
 /** Reads and checks a spooled body (synchronous: called in a parse worker thread). */
 export function readSpooled(dir: string, ref: SpoolRef): Buffer {
-  let data: Buffer;
+  const data = Buffer.allocUnsafe(ref.bytes);
+  let got = 0;
+  let fd: number | undefined;
   try {
-    data = readFileSync(join(dir, ref.file));
+    fd = openSync(join(dir, ref.file), "r");
+    while (got < ref.bytes) {
+      const n = readSync(fd, data, got, ref.bytes - got, ref.offset + got);
+      if (n === 0) break;
+      got += n;
+    }
   } catch (err) {
-    throw new SpoolEntryLost(`spool file ${ref.file}: ${(err as Error).message}`);
+    throw new SpoolEntryLost(`spool segment ${ref.file}: ${(err as Error).message}`);
+  } finally {
+    if (fd !== undefined) closeSync(fd);
   }
-  if (data.length !== ref.bytes) throw new SpoolEntryLost(`spool file ${ref.file}: ${data.length} bytes, expected ${ref.bytes}`);
-  if (crc32(data) !== ref.crc) throw new SpoolEntryLost(`spool file ${ref.file}: CRC mismatch`);
+  if (got !== ref.bytes) throw new SpoolEntryLost(`spool segment ${ref.file}: ${got} of ${ref.bytes} bytes at offset ${ref.offset}`);
+  if (crc32(data) !== ref.crc) throw new SpoolEntryLost(`spool segment ${ref.file}: CRC mismatch at offset ${ref.offset}`);
   return data;
 }
 
-/** Writes bodies for one process; names are unique across processes and restarts. */
+interface Segment {
+  name: string;
+  handle: Promise<FileHandle>;
+  size: number;
+  pending: number;
+  lastPut: number;
+}
+
+/** Appends bodies for one process; segment names are unique across processes and restarts. */
 export class BodySpool {
   private readonly stem: string;
   private seq = 0;
+  private current: Segment | null = null;
 
   constructor(
     readonly dir: string,
     prefix: string,
+    private readonly segmentBytes = SEGMENT_BYTES,
   ) {
     if (!FILE_RE.test(prefix)) throw new RangeError(`spool: invalid prefix ${JSON.stringify(prefix)}`);
     mkdirSync(dir, { recursive: true });
@@ -72,21 +105,48 @@ export class BodySpool {
   }
 
   async put(body: Uint8Array): Promise<SpoolRef> {
-    const file = `${this.stem}-${++this.seq}`;
-    // "wx": never overwrite (a name clash would hand one page another page's body).
-    await writeFile(join(this.dir, file), body, { flag: "wx" });
-    return { file, bytes: body.byteLength, crc: crc32(body) };
+    const now = Date.now();
+    let seg = this.current;
+    if (!seg || seg.size >= this.segmentBytes || now - seg.lastPut >= ROTATE_IDLE_MS) {
+      if (seg) this.retire(seg);
+      const name = `${this.stem}-${++this.seq}`;
+      // "wx": never reuse a name (a clash would hand one page another page's body).
+      seg = { name, handle: open(join(this.dir, name), "wx"), size: 0, pending: 0, lastPut: now };
+      seg.handle.catch(() => undefined); // the error surfaces in the put that awaits it
+      this.current = seg;
+    }
+    // The offset is taken before any await, so concurrent puts write disjoint ranges (pwrite).
+    const offset = seg.size;
+    seg.size += body.byteLength;
+    seg.lastPut = now;
+    seg.pending++;
+    try {
+      const fh = await seg.handle;
+      for (let done = 0; done < body.byteLength; ) {
+        const { bytesWritten } = await fh.write(body, done, body.byteLength - done, offset + done);
+        done += bytesWritten;
+      }
+    } finally {
+      seg.pending--;
+      if (seg !== this.current) this.retire(seg);
+    }
+    return { file: seg.name, offset, bytes: body.byteLength, crc: crc32(body) };
+  }
+
+  /** Closes the current segment (the process is stopping). */
+  async close(): Promise<void> {
+    const seg = this.current;
+    this.current = null;
+    if (seg) await seg.handle.then((fh) => fh.close(), () => undefined);
+  }
+
+  /** A segment that takes no more bodies is closed once its last write is done. */
+  private retire(seg: Segment): void {
+    if (seg.pending === 0) void seg.handle.then((fh) => fh.close(), () => undefined);
   }
 }
 
-/** Removes a spooled body (after its page is acknowledged); an already missing file is fine. */
-export async function removeSpooled(dir: string, ref: SpoolRef): Promise<void> {
-  await unlink(join(dir, ref.file)).catch((err: NodeJS.ErrnoException) => {
-    if (err.code !== "ENOENT") throw err;
-  });
-}
-
-/** The pid of the process that wrote a spool file ("<prefix>-<pid>-<random>-<seq>"). */
+/** The pid of the process that wrote a segment ("<prefix>-<pid>-<random>-<seq>"). */
 function writerPid(file: string): number | undefined {
   const parts = file.split("-");
   const pid = Number(parts[parts.length - 3]);
@@ -104,12 +164,13 @@ function processAlive(pid: number | undefined): boolean {
 }
 
 /**
- * Deletes files no page refers to (left by a process killed between writing a body and queueing
- * its page, or between acknowledging a page and removing its file). A file younger than minAgeMs
- * whose writer is still running is kept: its page may be on its way into the queue. Returns how
- * many were removed.
+ * Deletes segments no queued or taken page refers to. A segment whose writer still runs is kept
+ * until it has been idle SEGMENT_MIN_IDLE_MS: it may still receive bodies, or hold one whose page
+ * is on its way into the queue. `finishedPid`: a running writer that will write no more (this
+ * process at exit). Returns how many were removed.
  */
-export async function sweepSpool(dir: string, referenced: ReadonlySet<string>, minAgeMs: number, now = Date.now()): Promise<number> {
+export async function sweepSpool(dir: string, referenced: ReadonlySet<string>, opts: { now?: number; finishedPid?: number } = {}): Promise<number> {
+  const now = opts.now ?? Date.now();
   let names: string[];
   try {
     names = await readdir(dir);
@@ -120,7 +181,8 @@ export async function sweepSpool(dir: string, referenced: ReadonlySet<string>, m
   for (const name of names) {
     if (referenced.has(name) || !FILE_RE.test(name)) continue;
     const st = await stat(join(dir, name)).catch(() => null);
-    if (!st?.isFile() || (now - st.mtimeMs < minAgeMs && processAlive(writerPid(name)))) continue;
+    const pid = writerPid(name);
+    if (!st?.isFile() || (now - st.mtimeMs < SEGMENT_MIN_IDLE_MS && pid !== opts.finishedPid && processAlive(pid))) continue;
     await unlink(join(dir, name)).then(() => removed++, () => undefined);
   }
   return removed;

@@ -161,7 +161,7 @@ describe("spooled bodies", () => {
     await f.addLinks([link("https://s.test/a", 0, 2), link("https://s.test/b", 0, 2)], { now: 0 });
     const [l] = (await f.lease(1, 1)).leases;
     const { body: _body, ...meta } = page(l!.url);
-    const spool = { file: "node0-f0-1-abc-1", bytes: 123_456, crc: 42 };
+    const spool = { file: "node0-f0-1-abc-1", offset: 4096, bytes: 123_456, crc: 42 };
     const id = await f.completeWithPage(l!, { ...meta, spool }, 2);
     expect(await redis.hexists(f.keys.page(id!), "b")).toBe(0);
     expect((await f.stats(2)).counters.parseBytes).toBe(123_456);
