@@ -32,11 +32,20 @@ const NO_ORIGIN = 0xffff;
 
 const HOST_RE = /^[^\s/?#\t]{1,255}$/;
 
+function hasControlChar(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Why a link is unusable, or undefined when it is fine. */
 export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m" | "k">): string | undefined {
   if (typeof link.url !== "string" || link.url.length === 0) return "url-missing";
   if (link.url.length > MAX_QUEUED_URL_LENGTH) return "url-too-long";
-  if (/[\t\r\n]/.test(link.url)) return "url-control-char";
+  // Queue elements use control bytes as separators (element.ts); normalized URLs have none.
+  if (hasControlChar(link.url)) return "url-control-char";
   if (typeof link.host !== "string" || !HOST_RE.test(link.host)) return "host-invalid";
   if (!Number.isInteger(link.tier) || link.tier < 0 || link.tier > MAX_TIER) return "tier-invalid";
   if (!Number.isSafeInteger(link.depth) || link.depth < 0) return "depth-invalid";
