@@ -77,7 +77,7 @@ function crawlSection(d, prof, parse) {
 function scaleSection(d) {
   const L = [`### Frontier scaling (real Redis, real Frontier; median of ${d.reps} x ${d.pagesPerStep} pages per step)`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
-    `Each simulated page: lease, complete with a ${d.bodyBytes / 1000} KB body into the parse queue, take, ack with ${d.linksPerPage} links (half new, half seen). CPU = the client process + redis-server. Bytes per URL = Redis used_memory growth (queues, per-host hashes, ready set) per queued URL at the step; the Bloom filter is preallocated (${f2(d.bloom.bitsPerUrlAtCapacity)} bits per URL at its capacity of ${d.bloom.n}, k = ${d.bloom.k}).`, "",
+    `Each simulated page: lease, complete with a ${d.bodyBytes / 1000} KB body into the parse queue${d.spooled ? " (spooled: Redis carries its reference, as in a crawl)" : ""}, take, ack with ${d.linksPerPage} links (half new, half seen). CPU = the client process + redis-server. Bytes per URL = Redis used_memory growth (queues, per-host hashes, ready set) per queued URL at the step; the Bloom filter is preallocated (${f2(d.bloom.bitsPerUrlAtCapacity)} bits per URL at its capacity of ${d.bloom.n}, k = ${d.bloom.k}).`, "",
     "| queued URLs | hosts | CPU ms/page | client | redis | Redis bytes per queued URL | raw path bytes | ratio |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"];
   for (const r of d.levels) L.push(`| ${r.queuedAtStart ?? r.queued} | ${r.hosts} | ${f3(r.totalMsPerPage)} | ${f3(r.clientMsPerPage)} | ${f3(r.redisMsPerPage)} | ${f1(r.frontierBytesPerUrl)} | ${f1(r.rawPathBytesPerUrl)} | ${f2(r.bytesVsRaw)}x |`);
   L.push("", `Largest step vs smallest: ${f2(d.largestVsSmallest)}x CPU per page.`);
