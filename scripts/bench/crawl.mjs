@@ -143,6 +143,14 @@ function readPages(out) {
   return lines;
 }
 
+/** A queue element without its suffix: "\t<depth>[,...]" or one depth byte \x01..\x08 (frontier/element.ts). */
+function elementUrl(el) {
+  const last = el.charCodeAt(el.length - 1);
+  if (last >= 1 && last <= 8) return el.slice(0, -1);
+  const tab = el.indexOf("\t");
+  return tab < 0 ? el : el.slice(0, tab);
+}
+
 /** Redis bytes per queued URL (host queues + per-host hashes) against raw path bytes, and per seen URL. */
 async function redisMemory(r) {
   let queued = 0, queueBytes = 0, rawBytes = 0, hostBytes = 0, hosts = 0, bloomBytes = 0;
@@ -154,7 +162,7 @@ async function redisMemory(r) {
       if (/^sc:q\d+:/.test(k)) {
         const items = await r.lrange(k, 0, -1);
         queued += items.length;
-        for (const it of items) rawBytes += Buffer.byteLength(it.split("\t")[0]);
+        for (const it of items) rawBytes += Buffer.byteLength(elementUrl(it));
         queueBytes += Number(await r.memory("USAGE", k, "SAMPLES", "0"));
       } else if (k.startsWith("sc:h:")) {
         hosts++;

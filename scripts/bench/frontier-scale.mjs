@@ -3,7 +3,8 @@
 // the real Frontier class. The frontier is grown step by step (quick: 1e4 -> 1e6 queued URLs over
 // 1e2 -> 1e4 hosts; full: up to 1e7 URLs over 1e5 hosts); at each size, PAGES simulated pages go
 // through the whole frontier path a page takes in a crawl: lease, complete with the page into the
-// parse queue, take from the parse queue, ack with its links (half new, half already seen). CPU per
+// parse queue (the body spooled: only its reference goes through Redis), take from the parse queue,
+// ack with its links (half new, half already seen). CPU per
 // page = this process (the Redis client side) + redis-server (from /proc). Also: Redis bytes per
 // queued URL against the raw path bytes, and the Bloom filter's bits per URL.
 // Usage: node scripts/bench/frontier-scale.mjs [--mode quick|full] [--out FILE]
@@ -21,7 +22,9 @@ const LEVELS = FULL
 const PAGES = 1000;
 const REPS = 3;
 const LINKS_PER_PAGE = 20;
-const BODY = Buffer.alloc(20_000, "<p>page text</p>");
+const BODY_BYTES = 20_000;
+// As in a crawl, the body waits in the node's spool: the parse queue carries only its reference.
+const SPOOL = { file: "bench-0-000000-1", offset: 0, bytes: BODY_BYTES, crc: 0 };
 
 // Deterministic PRNG (mulberry32).
 let a = 42;
@@ -94,7 +97,7 @@ for (const [urls, hosts] of LEVELS) {
       await Promise.all(leases.map(async (l) => {
         await frontier.completeWithPage(l, {
           url: l.url, host: l.host, depth: l.depth, hops: l.hops, fetchedAt: new Date().toISOString(), status: 200,
-          httpVersion: "1.1", statusText: "OK", headers: [["content-type", "text/html"]], requestHeaders: [], body: BODY,
+          httpVersion: "1.1", statusText: "OK", headers: [["content-type", "text/html"]], requestHeaders: [], spool: SPOOL,
           timings: { total: 10 },
         });
       }));
@@ -135,7 +138,7 @@ await redis.stop();
 rmSync(work, { recursive: true, force: true });
 const first = levels[0].totalMsPerPage, last = levels.at(-1).totalMsPerPage;
 writeResult(opts.out ?? join(RESULTS_DIR, `frontier-scale-${opts.mode}.json`), {
-  bench: "frontier-scale", mode: opts.mode, pagesPerStep: PAGES, reps: REPS, linksPerPage: LINKS_PER_PAGE, bodyBytes: BODY.length,
+  bench: "frontier-scale", mode: opts.mode, pagesPerStep: PAGES, reps: REPS, linksPerPage: LINKS_PER_PAGE, bodyBytes: BODY_BYTES, spooled: true,
   command: `node scripts/bench/frontier-scale.mjs --mode ${opts.mode}`,
   bloom: { m: bloomParams.m, k: bloomParams.k, n: bloomParams.n, p: bloomParams.p, bitsPerUrlAtCapacity: bloomParams.m / bloomParams.n },
   levels, largestVsSmallest: last / first,

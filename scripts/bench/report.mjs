@@ -41,7 +41,7 @@ function parseSection(d) {
 function crawlSection(d, prof, parse) {
   const L = [`### One node end to end (median of ${d.reps} runs per scheme; Crawlee: ${d.crawleeReps ?? d.reps})`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
-    `simweb \`polite\` preset, ${d.hosts} hosts (all HTTP, then all HTTPS), default page sizes (median 138 KB, mean 242 KB), bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 6), budget ${d.maxPages} pages. simweb runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser with its piscina thread, redis-server with AOF everysec) from /proc.`, "",
+    `simweb \`polite\` preset, ${d.hosts} hosts (all HTTP, then all HTTPS), default page sizes (median 138 KB, mean 242 KB), bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 1, the default), bodies passed to the parser through the spool, budget ${d.maxPages} pages. simweb runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser with its piscina thread, redis-server with AOF everysec) from /proc.`, "",
     "| scheme | pages/s | pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | peak RSS MB (sup/fetch/parse/redis) | undici floor pages/CPU-s | Crawlee pages/CPU-s | shardcrawl vs Crawlee |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"];
   for (const r of d.results) {
@@ -77,7 +77,7 @@ function crawlSection(d, prof, parse) {
 function scaleSection(d) {
   const L = [`### Frontier scaling (real Redis, real Frontier; median of ${d.reps} x ${d.pagesPerStep} pages per step)`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
-    `Each simulated page: lease, complete with a ${d.bodyBytes / 1000} KB body into the parse queue, take, ack with ${d.linksPerPage} links (half new, half seen). CPU = the client process + redis-server. Bytes per URL = Redis used_memory growth (queues, per-host hashes, ready set) per queued URL at the step; the Bloom filter is preallocated (${f2(d.bloom.bitsPerUrlAtCapacity)} bits per URL at its capacity of ${d.bloom.n}, k = ${d.bloom.k}).`, "",
+    `Each simulated page: lease, complete with a ${d.bodyBytes / 1000} KB body into the parse queue${d.spooled ? " (spooled: Redis carries its reference, as in a crawl)" : ""}, take, ack with ${d.linksPerPage} links (half new, half seen). CPU = the client process + redis-server. Bytes per URL = Redis used_memory growth (queues, per-host hashes, ready set) per queued URL at the step; the Bloom filter is preallocated (${f2(d.bloom.bitsPerUrlAtCapacity)} bits per URL at its capacity of ${d.bloom.n}, k = ${d.bloom.k}).`, "",
     "| queued URLs | hosts | CPU ms/page | client | redis | Redis bytes per queued URL | raw path bytes | ratio |", "| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |"];
   for (const r of d.levels) L.push(`| ${r.queuedAtStart ?? r.queued} | ${r.hosts} | ${f3(r.totalMsPerPage)} | ${f3(r.clientMsPerPage)} | ${f3(r.redisMsPerPage)} | ${f1(r.frontierBytesPerUrl)} | ${f1(r.rawPathBytesPerUrl)} | ${f2(r.bytesVsRaw)}x |`);
   L.push("", `Largest step vs smallest: ${f2(d.largestVsSmallest)}x CPU per page.`);

@@ -19,6 +19,10 @@ export interface LogEntry {
   /** Requests to this host in progress when this one started, including itself. */
   inflight: number;
   ua: string;
+  /** Connection the request came on: numbered 1, 2, ... per server process in order of first request. */
+  conn?: number;
+  /** HTTPS: whether that connection's TLS handshake resumed an earlier session. */
+  tlsResumed?: boolean;
   /** Content-clock ms when a simulated clock is in use. */
   sim?: number;
 }

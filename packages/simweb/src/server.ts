@@ -8,6 +8,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { promisify } from "node:util";
+import { TLSSocket } from "node:tls";
 import { brotliCompress, constants as zc, deflate, gzip } from "node:zlib";
 import type { SimwebConfig } from "./config.js";
 import type { Clock } from "./clock.js";
@@ -130,6 +131,9 @@ export class SimwebApp {
   private stopped = false;
   /** Page requests counted against config quota. */
   private quotaUsed = 0;
+  /** Connection numbers for the request log (lets tests count connections and TLS resumptions). */
+  private readonly connIds = new WeakMap<Socket, number>();
+  private nextConnId = 1;
 
   constructor(
     readonly world: World,
@@ -166,6 +170,7 @@ export class SimwebApp {
       status: 0, bytes: 0, inflight: 0, ua: String(req.headers["user-agent"] ?? ""),
     };
     if (this.simulated) entry.sim = this.clock.now();
+    this.noteConnection(req.socket, entry);
     const h = this.world.hostByName(name);
     if (!h || this.stopped) {
       entry.end = Date.now();
@@ -211,6 +216,16 @@ export class SimwebApp {
         res.end(`simweb internal error: ${err instanceof Error ? err.message : String(err)}\n`);
       } else res.destroy();
     });
+  }
+
+  private noteConnection(socket: Socket, entry: LogEntry): void {
+    let id = this.connIds.get(socket);
+    if (id === undefined) {
+      id = this.nextConnId++;
+      this.connIds.set(socket, id);
+    }
+    entry.conn = id;
+    if (socket instanceof TLSSocket) entry.tlsResumed = socket.isSessionReused();
   }
 
   private async dispatch(h: HostModel, rt: HostRuntime, req: IncomingMessage, res: ServerResponse, scheme: "http" | "https", entry: LogEntry): Promise<void> {

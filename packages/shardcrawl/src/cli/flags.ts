@@ -23,6 +23,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --scope <domains|hosts|any> stay inside the seeds' registrable domains (default), hosts, or go anywhere
   --ca-file <pem>             an extra trusted CA
   --max-page-bytes <n>        cut larger bodies while streaming and mark them truncated
+  --warc-gzip-level <0-9>     WARC gzip level (default 1; 6 writes ~12% fewer bytes for ~2x the CPU)
   --fetch-timeout <ms>        total time cap of one fetch (default 60000; connect, headers and
                               body-idle timeouts are capped by it too)
   --fetchers <n>              fetcher processes (default from the core count)
@@ -97,6 +98,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         scope: { type: "string" },
         "ca-file": { type: "string" },
         "max-page-bytes": { type: "string" },
+        "warc-gzip-level": { type: "string" },
         "fetch-timeout": { type: "string" },
         fetchers: { type: "string" },
         parsers: { type: "string" },
@@ -159,6 +161,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (v.scope !== undefined) c.scope = v.scope as Scope;
   if (v["ca-file"] !== undefined) c.caFile = v["ca-file"];
   c.maxPageBytes = int("max-page-bytes", v["max-page-bytes"]) ?? c.maxPageBytes;
+  c.warcGzipLevel = int("warc-gzip-level", v["warc-gzip-level"]) ?? c.warcGzipLevel;
   const total = int("fetch-timeout", v["fetch-timeout"]);
   if (total !== undefined) {
     const t = c.timeouts;

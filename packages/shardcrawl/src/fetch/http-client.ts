@@ -12,7 +12,9 @@ import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types
 import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import { DnsCache, type LookupAll } from "./dns-cache.js";
 import { classifyFetchError } from "./fetch-errors.js";
-import { createGuardedConnector, factsOfConnectError, noteRequestSent, type SocketFacts } from "./guarded-connector.js";
+import {
+  createGuardedConnector, factsOfConnectError, newConnectionCounters, noteRequestSent, type ConnectionCounters, type SocketFacts,
+} from "./guarded-connector.js";
 
 export interface HttpTimeouts {
   /** TCP connect plus TLS handshake, per attempt. */
@@ -52,6 +54,8 @@ export interface HttpClientOptions {
   /** Parallel connections per origin (the Agent's pool size). */
   connectionsPerOrigin?: number;
   keepAliveTimeoutMs?: number;
+  /** TLS sessions kept for resumption (one per host name). */
+  tlsSessionCacheSize?: number;
 }
 
 export interface FetchInit {
@@ -113,6 +117,8 @@ export interface HttpClient {
   /** Closes idle connections and waits (briefly) for in-flight requests, then destroys the rest. */
   close(): Promise<void>;
   readonly dns: DnsCache;
+  /** Connections opened and TLS handshakes (full vs resumed) since the client was made. */
+  readonly connections: Readonly<ConnectionCounters>;
 }
 
 export const DEFAULT_TIMEOUTS: Omit<HttpTimeouts, "dnsMs"> = {
@@ -135,7 +141,10 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     timeoutMs: timeouts.dnsMs,
     ...(opts.dnsLookup ? { lookup: opts.dnsLookup } : {}),
   });
+  const connections = newConnectionCounters();
   const connector = createGuardedConnector({
+    counters: connections,
+    ...(opts.tlsSessionCacheSize !== undefined ? { maxCachedSessions: opts.tlsSessionCacheSize } : {}),
     connectTo: (opts.connectTo ?? []).map((r) => (typeof r === "string" ? parseConnectTo(r) : r)),
     resolve: (opts.resolve ?? []).map((r) => (typeof r === "string" ? parseResolve(r) : r)),
     allowPrivate: opts.allowPrivate ?? false,
@@ -160,6 +169,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
 
   return {
     dns,
+    connections,
     fetch: (url, init = {}) =>
       fetchOnce(agent, url, init, {
         defaultHeaders,

@@ -2,7 +2,8 @@
 export * from "./connect-to.js";
 export * from "./dns-cache.js";
 export * from "./fetch-errors.js";
-export { SsrfBlockedError, type ConnectPhase } from "./guarded-connector.js";
+export * from "./connection-stats.js";
+export { SsrfBlockedError, type ConnectPhase, type ConnectionCounters } from "./guarded-connector.js";
 export * from "./http-client.js";
 export * from "./robots.js";
 export * from "./ssrf.js";

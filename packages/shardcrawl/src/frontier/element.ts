@@ -1,7 +1,10 @@
 // Compact queue elements. A host's queue holds millions of URLs on a hot host, so an element is
 // the path+query when the URL has the host's origin (the host hash stores the origin once) and the
-// full URL otherwise, followed by "\t<depth>[,<hops>[,<attempt>]]" only when a number is non-zero.
-// A normalized URL never contains a tab, so the tab separates unambiguously. The Lua scripts
+// full URL otherwise, followed by "\t<depth>[,<hops>[,<attempt>]]" only when a number is non-zero,
+// or, for the most common case (depth 1..8, no hops, first attempt), by ONE byte: the depth as a
+// control character \x01..\x08 (a byte per queued URL is ~3% of the frontier's memory). A
+// normalized URL never contains a control character (invalidLinkReason refuses them), so both
+// forms separate unambiguously. The Lua scripts
 // decide relative vs full (they know the host's stored origin); this module does the client side.
 
 /** A URL split losslessly as origin + rest, where rest starts with "/" (or origin is "" and rest is the URL). */
@@ -26,8 +29,12 @@ export function splitOrigin(url: string): SplitUrl {
   return { origin, rest: url.slice(slash) };
 }
 
-/** "\t<depth>[,<hops>[,<attempt>]]", or "" when all are zero. */
+/** Deepest depth written as one control byte (\x09 is the tab). */
+const MAX_BYTE_DEPTH = 8;
+
+/** One depth byte, "\t<depth>[,<hops>[,<attempt>]]", or "" when all are zero. */
 export function encodeSuffix(depth: number, hops: number, attempt: number): string {
+  if (attempt === 0 && hops === 0 && depth >= 1 && depth <= MAX_BYTE_DEPTH) return String.fromCharCode(depth);
   if (attempt !== 0) return `\t${depth},${hops},${attempt}`;
   if (hops !== 0) return `\t${depth},${hops}`;
   if (depth !== 0) return `\t${depth}`;
@@ -51,6 +58,8 @@ function nonNegativeInt(s: string | undefined): number {
 
 /** Decodes an element whose URL part the script already expanded to a full URL. */
 export function decodeElement(element: string): DecodedElement {
+  const last = element.charCodeAt(element.length - 1);
+  if (last >= 1 && last <= MAX_BYTE_DEPTH) return { url: element.slice(0, -1), depth: last, hops: 0, attempt: 0 };
   const tab = element.indexOf("\t");
   if (tab < 0) return { url: element, depth: 0, hops: 0, attempt: 0 };
   const [d, h, a] = element.slice(tab + 1).split(",");

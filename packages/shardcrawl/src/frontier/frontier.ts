@@ -12,7 +12,7 @@ import { BloomHasher, initBloom, type BloomParams, type BloomSizing } from "./bl
 import { decodeElement } from "./element.js";
 import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
 import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type QueueCaps } from "./links.js";
-import { encodePage } from "./page-codec.js";
+import { encodePage, type SpooledPage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
@@ -347,11 +347,12 @@ export class Frontier {
   /**
    * Completes a lease at `now` (the END of the response) and pushes the page into the parse queue,
    * in one step. Returns the page id, or null when the lease had already expired and been reaped
-   * (the URL is queued again; the page is dropped so it is not parsed twice).
+   * (the URL is queued again; the page is dropped so it is not parsed twice). A SpooledPage's body
+   * waits in the spool; only its reference goes through Redis.
    */
-  async completeWithPage(lease: LeaseRef, page: FetchedPage, now: number = Date.now(), feedback?: HostFeedback): Promise<string | null> {
-    const { meta, body } = encodePage(page);
-    const r = (await this.scripts.run("complete_page", [...this.common(now), lease.id, lease.host, meta, body, ...feedbackArgs(feedback)])) as unknown[];
+  async completeWithPage(lease: LeaseRef, page: FetchedPage | SpooledPage, now: number = Date.now(), feedback?: HostFeedback): Promise<string | null> {
+    const { meta, body, spool, bytes } = encodePage(page);
+    const r = (await this.scripts.run("complete_page", [...this.common(now), lease.id, lease.host, meta, body, spool, bytes, ...feedbackArgs(feedback)])) as unknown[];
     return String(r[0]) === "ok" ? String(r[1]) : null;
   }
 

@@ -25,7 +25,8 @@
 //   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
 //   P robots:<origin>   string JSON robots cache entry, with a TTL
 //   P pq                list   parse queue of page ids (LPUSH by fetchers, consumers take the right end)
-//   P pg:<id>           hash   a fetched page: m = JSON metadata, b = body bytes
+//   P pg:<id>           hash   a fetched page: m = JSON metadata, and b = body bytes or, when the body
+//                              waits in out/spool/, s = spool reference plus h/t/e = host, tier, element
 //   P pageseq           string page id counter
 //   P pi:<consumer>     list   page ids a parse consumer has taken and not yet acknowledged
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
@@ -81,6 +82,7 @@ export class FrontierKeys {
   get parseConsumers(): string { return `${this.prefix}pc`; }
   get stats(): string { return `${this.prefix}stats`; }
   get parseQueueTimes(): string { return `${this.prefix}pqt`; }
+  get parseQueueBytes(): string { return `${this.prefix}pqb`; }
   get flowCfg(): string { return `${this.prefix}flowcfg`; }
   get flow(): string { return `${this.prefix}flow`; }
   get pressure(): string { return `${this.prefix}press`; }

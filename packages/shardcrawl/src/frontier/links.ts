@@ -12,7 +12,8 @@ import { filterUrl, type UrlFilter } from "./url-filters.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
 export interface HashedLink extends DiscoveredLink {
-  bloom?: number[];
+  /** k positions (an array, or a view into a parser worker's Float64Array). */
+  bloom?: ArrayLike<number>;
 }
 
 export interface QueueCaps {
@@ -31,18 +32,31 @@ const NO_ORIGIN = 0xffff;
 
 const HOST_RE = /^[^\s/?#\t]{1,255}$/;
 
+function hasControlChar(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c === 0x7f) return true;
+  }
+  return false;
+}
+
 /** Why a link is unusable, or undefined when it is fine. */
 export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m" | "k">): string | undefined {
   if (typeof link.url !== "string" || link.url.length === 0) return "url-missing";
   if (link.url.length > MAX_QUEUED_URL_LENGTH) return "url-too-long";
-  if (/[\t\r\n]/.test(link.url)) return "url-control-char";
+  // Queue elements use control bytes as separators (element.ts); normalized URLs have none.
+  if (hasControlChar(link.url)) return "url-control-char";
   if (typeof link.host !== "string" || !HOST_RE.test(link.host)) return "host-invalid";
   if (!Number.isInteger(link.tier) || link.tier < 0 || link.tier > MAX_TIER) return "tier-invalid";
   if (!Number.isSafeInteger(link.depth) || link.depth < 0) return "depth-invalid";
   if (!Number.isSafeInteger(link.hops) || link.hops < 0) return "hops-invalid";
   if (link.bloom !== undefined) {
-    if (!Array.isArray(link.bloom) || link.bloom.length !== params.k) return "bloom-invalid";
-    for (const p of link.bloom) if (!Number.isSafeInteger(p) || p < 0 || p >= params.m) return "bloom-invalid";
+    const b = link.bloom as unknown;
+    if (!(Array.isArray(b) || b instanceof Float64Array) || link.bloom.length !== params.k) return "bloom-invalid";
+    for (let i = 0; i < link.bloom.length; i++) {
+      const p = link.bloom[i]!;
+      if (!Number.isSafeInteger(p) || p < 0 || p >= params.m) return "bloom-invalid";
+    }
   }
   return undefined;
 }
@@ -58,7 +72,7 @@ export interface PackedLinks {
 }
 
 /** Writes k positions as big-endian u48 (positions are below 2^46, see bloom.ts). */
-export function writePositions(buf: Buffer, offset: number, positions: readonly number[]): void {
+export function writePositions(buf: Buffer, offset: number, positions: ArrayLike<number>): void {
   for (let i = 0; i < positions.length; i++) buf.writeUIntBE(positions[i]!, offset + i * 6, 6);
 }
 

@@ -1,18 +1,39 @@
-// A fetched page in the parse queue is a hash {m: JSON metadata, b: body bytes}: the body stays
-// binary (no base64 growth), the metadata is everything else in FetchedPage.
+// A fetched page in the parse queue is a hash {m: JSON metadata, b: body bytes} or, when the body
+// waits in the node's spool (store/body-spool.ts), {m, s: spool reference}: the body stays binary
+// (no base64 growth), the metadata is everything else in FetchedPage.
 import type { FetchedPage } from "../shared/types.js";
+import { formatSpoolRef, type SpoolRef } from "../store/body-spool.js";
+
+/** A fetched page whose body was written to the spool: the queue carries only the reference. */
+export type SpooledPage = Omit<FetchedPage, "body"> & { spool: SpoolRef };
+
+export interface EncodedPage {
+  meta: string;
+  /** Body bytes carried by Redis (empty when spooled). */
+  body: Buffer;
+  /** Spool reference ("" when the body is carried by Redis). */
+  spool: string;
+  /** Body bytes the page holds in the parse stage (its share of the byte bound). */
+  bytes: number;
+}
 
 /** Sanity bound on one page body in Redis; the fetch stage truncates far below it. */
 export const MAX_QUEUED_BODY_BYTES = 32 * 1024 * 1024;
 
-export function encodePage(page: FetchedPage): { meta: string; body: Buffer } {
+export function encodePage(page: FetchedPage | SpooledPage): EncodedPage {
+  if ("spool" in page) {
+    const { spool, ...meta } = page;
+    return { meta: JSON.stringify(meta), body: EMPTY, spool: formatSpoolRef(spool), bytes: spool.bytes };
+  }
   if (!Buffer.isBuffer(page.body)) throw new TypeError("parse queue: page.body must be a Buffer");
   if (page.body.length > MAX_QUEUED_BODY_BYTES) {
     throw new RangeError(`parse queue: body of ${page.url} is ${page.body.length} bytes, above the ${MAX_QUEUED_BODY_BYTES} byte bound`);
   }
   const { body, ...meta } = page;
-  return { meta: JSON.stringify(meta), body };
+  return { meta: JSON.stringify(meta), body, spool: "", bytes: body.length };
 }
+
+const EMPTY = Buffer.alloc(0);
 
 /** Rebuilds a page; throws an Error naming the problem when the metadata is not a page. */
 export function decodePage(meta: string, body: Buffer): FetchedPage {

@@ -11,8 +11,13 @@ import type { FrontierKeys } from "./keys.js";
 import { MAX_LINKS_PER_CALL, type HashedLink, type PackedLinks } from "./links.js";
 import { decodePage } from "./page-codec.js";
 import type { ScriptArg, Scripts } from "./scripts.js";
+import { parseSpoolRef, type SpoolRef } from "../store/body-spool.js";
 
-export type TakenPage = { id: string; page: FetchedPage } | { id: string; page: null; error: string };
+/**
+ * A taken page. With `spool`, the body waits in the node's spool and `page.body` is empty: read
+ * it with store/body-spool.ts readSpooled, and when it is lost call refetch() instead of ack().
+ */
+export type TakenPage = { id: string; page: FetchedPage; spool?: SpoolRef } | { id: string; page: null; error: string };
 
 export interface AckResult {
   /** False when the page was no longer in this consumer's in-flight list (recovered meanwhile): nothing was changed. */
@@ -37,6 +42,7 @@ export interface ParseQueueDeps {
 /** A blocking take waits at most this long per call. */
 export const MAX_BLOCK_MS = 10_000;
 const MAX_TAKE = 1000;
+const EMPTY = Buffer.alloc(0);
 const CONSUMER_RE = /^[A-Za-z0-9_.:-]{1,64}$/;
 const ERROR_CLASS_RE = /^[a-z0-9-]{1,40}$/;
 
@@ -94,10 +100,10 @@ export class ParseQueue {
       throw e;
     }
     if (id === null) return [];
-    const [meta, body] = await this.redis.hmgetBuffer(this.keys.page(id), "m", "b");
+    const [meta, body, spool] = await this.redis.hmgetBuffer(this.keys.page(id), "m", "b", "s");
     const out: TakenPage[] = [];
-    if (meta && body) {
-      out.push(this.decode(id, meta, body));
+    if (meta && (body || spool)) {
+      out.push(this.decode(id, meta, body ?? EMPTY, spool ?? EMPTY));
     } else {
       await this.redis.lrem(this.keys.parseInFlight(consumer), 1, id);
       await this.redis.hincrby(this.keys.stats, "parseMissing", 1);
@@ -109,13 +115,14 @@ export class ParseQueue {
   private async takeNow(consumer: string, n: number): Promise<TakenPage[]> {
     const r = (await this.scripts.runBuffer("take_pages", [this.keys.prefix, consumer, n])) as Buffer[];
     const out: TakenPage[] = [];
-    for (let i = 0; i + 2 < r.length; i += 3) out.push(this.decode(r[i]!.toString(), r[i + 1]!, r[i + 2]!));
+    for (let i = 0; i + 3 < r.length; i += 4) out.push(this.decode(r[i]!.toString(), r[i + 1]!, r[i + 2]!, r[i + 3]!));
     return out;
   }
 
-  private decode(id: string, meta: Buffer, body: Buffer): TakenPage {
+  private decode(id: string, meta: Buffer, body: Buffer, spool: Buffer): TakenPage {
     try {
-      return { id, page: decodePage(meta.toString("utf8"), body) };
+      const page = decodePage(meta.toString("utf8"), body);
+      return spool.length > 0 ? { id, page, spool: parseSpoolRef(spool.toString("latin1")) } : { id, page };
     } catch (e) {
       // A damaged page is handed over with the reason, so the consumer can record it and ack it.
       return { id, page: null, error: (e as Error).message };
@@ -147,6 +154,30 @@ export class ParseQueue {
       dropped: Number(r[3]),
       invalid: packed.invalid + over,
     };
+  }
+
+  /**
+   * A taken page whose spooled body is lost: deletes it and puts its URL back at the head of its
+   * host's queue (uncounting the fetch), in one script. False when the page was no longer in this
+   * consumer's in-flight list (recovered meanwhile): nothing was changed.
+   */
+  async refetch(consumer: string, pageId: string, now: number = Date.now()): Promise<boolean> {
+    checkConsumer(consumer);
+    return Number(await this.scripts.run("refetch_page", [...this.deps.common(now), consumer, pageId])) !== 0;
+  }
+
+  /** Spool references of every page in the parse stage (queued or taken), for sweeping orphan files. */
+  async spooledFiles(): Promise<Set<string>> {
+    const ids = await this.redis.hkeys(this.keys.parseQueueBytes);
+    const files = new Set<string>();
+    for (let i = 0; i < ids.length; i += 500) {
+      const pipe = this.redis.pipeline();
+      for (const id of ids.slice(i, i + 500)) pipe.hget(this.keys.page(id), "s");
+      for (const [, ref] of (await pipe.exec()) ?? []) {
+        if (typeof ref === "string" && ref !== "") files.add(ref.split(":")[0]!);
+      }
+    }
+    return files;
   }
 
   /** Returns one consumer's (or, without a name, every consumer's) in-flight pages to the queue. */

@@ -27,6 +27,7 @@ const SCRIPT_FILES = {
   ack_page: true,
   add_revisits: true,
   complete_revisit: true,
+  refetch_page: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

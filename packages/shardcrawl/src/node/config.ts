@@ -177,7 +177,9 @@ export function defaultConfig(): NodeConfig {
     maxLinksPerPage: 10_000,
     honourNofollow: true,
     warcMaxFileBytes: 1024 * 1024 * 1024,
-    warcGzipLevel: 6,
+    // Level 1: half the CPU of level 6 for ~13% more WARC bytes (htmlparser-benchmark pages: 157 vs
+    // 80 MB/s, 24.5% vs 21.6% of raw size).
+    warcGzipLevel: 1,
     exitWhenDone: true,
     statusPort: 0,
     statusBind: "127.0.0.1",

@@ -20,7 +20,9 @@ import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
-import { StatsBatch, countingPageLog, countingTls } from "./stats-batch.js";
+import { StatsBatch, countingPageLog } from "./stats-batch.js";
+import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
+import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
@@ -35,10 +37,11 @@ async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
   const frontier = await openFrontier(ctx.redis, config);
-  // Metrics: page-log lines by outcome and TLS handshakes go to the Redis stats; loop lag over IPC.
+  // Metrics: page-log lines by outcome go to the Redis stats (connections and TLS handshakes through
+  // the ConnectionStatsReporter below); loop lag over IPC.
   const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
   reportEventLoop((m) => ctx.send(m));
-  const client: HttpClient = countingTls(createHttpClient({
+  const client: HttpClient = createHttpClient({
     userAgent: config.userAgent,
     connectTo: config.connectTo,
     resolve: config.resolve,
@@ -48,9 +51,10 @@ async function main(): Promise<void> {
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
-  }), stats);
+  });
   // Continuous mode: revisits are conditional and a 304 is recorded without parsing.
   const revisits = RecrawlVisits.forConfig(ctx.redis, config);
+  const spool = new PageSpool(config.out, `${config.nodeName}-f${ctx.index}`);
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
@@ -70,16 +74,21 @@ async function main(): Promise<void> {
   let wake: () => void = () => undefined;
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
-    const memo = robotsMemo.get(origin);
-    if (memo && memo.expires > Date.now()) return memo;
-    const entry = await frontier.getRobots(origin);
-    if (!entry) return null;
+  /** Compiles an origin's rules and remembers them (compiling costs far more than matching a URL). */
+  function remember(origin: string, entry: RobotsEntry): { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } {
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
+    robotsMemo.delete(origin);
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
     const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
+  }
+
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
+    const memo = robotsMemo.get(origin);
+    if (memo && memo.expires > Date.now()) return memo;
+    const entry = await frontier.getRobots(origin);
+    return entry ? remember(origin, entry) : null;
   }
 
   function failureLine(lease: Lease, error: PageLogLine["error"], detail: string, timings: PageLogLine["timings"]): PageLogLine {
@@ -99,7 +108,7 @@ async function main(): Promise<void> {
         redirectDelayMs: config.delayMs + config.politenessMarginMs,
       });
       await frontier.setRobots(origin, entry, ttlMs);
-      const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
+      const { compiled } = remember(origin, entry);
       if (compiled.crawlDelayMs !== undefined) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
       await frontier.requeue(lease, endNow());
       return;
@@ -158,7 +167,7 @@ async function main(): Promise<void> {
       return;
     }
     const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await frontier.completeWithPage(lease, end, page, feedback);
+    await spool.complete(frontier, lease, end, page, feedback);
   }
 
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
@@ -215,16 +224,19 @@ async function main(): Promise<void> {
 
   // Blocked time per reason, flushed to the stats hash (blockedMs:<reason>) about once a second.
   const blocked = new Map<string, number>();
+  const connectionStats = new ConnectionStatsReporter(client.connections);
   let lastFlush = Date.now();
   async function flushBlocked(force = false): Promise<void> {
     if (!force && Date.now() - lastFlush < BLOCKED_FLUSH_MS) return;
     lastFlush = Date.now();
     for (const [reason, ms] of blocked) await frontier.count(`blockedMs:${reason}`, ms);
     blocked.clear();
+    for (const [field, n] of connectionStats.take()) await frontier.count(field, n);
   }
   let quotaSaid = false;
 
   const keeper = ctx.index === 0 ? startFlowKeeper() : undefined;
+  const sweeper = ctx.index === 0 ? spool.startSweeper(frontier, (m) => ctx.log(m)) : undefined;
   // Our leases are listed under this id: if we die, the supervisor returns them at once.
   const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
 
@@ -268,6 +280,9 @@ async function main(): Promise<void> {
   await keeper?.stop();
   // Graceful stop: finish what is in flight (each fetch is bounded by its total timeout).
   await Promise.all([...inFlight]);
+  // After the in-flight fetches: a body spooled but not yet queued must not be swept as unreferenced.
+  await (sweeper ? sweeper.stop() : spool.close());
+  await flushBlocked(true);
   await pageLog.close();
   await stats.close();
   await client.close();

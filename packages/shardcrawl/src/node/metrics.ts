@@ -87,8 +87,9 @@ const PLAIN: Array<[string, string, string]> = [
   ["upstream:paused", "shardcrawl_upstream_pauses_total", "Pauses of all fetching asked for by our upstream plan."],
   ["reaped", "shardcrawl_leases_expired_total", "Leases that expired and were returned to their queues."],
   ["duplicates", "shardcrawl_urls_duplicate_total", "Discovered URLs already seen (Bloom filter)."],
-  ["tls:handshakes", "shardcrawl_tls_handshakes_total", "TLS connections set up by fetchers (full or resumed handshakes)."],
-  ["tls:sessionReuses", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
+  ["conn:opened", "shardcrawl_connections_opened_total", "TCP connections opened by fetchers (HTTP and HTTPS)."],
+  ["tls:handshakes", "shardcrawl_tls_handshakes_total", "Full TLS handshakes (no session resumed)."],
+  ["tls:resumed", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
   ["outboxLinks", "shardcrawl_outbox_links_total", "Links owned by other nodes, written to the outbox (cluster)."],
 ];
 

@@ -6,7 +6,7 @@
 //   P scope:mode   string  "domains" | "hosts" | "any"
 //   P scope:keys   set     registrable domains (mode domains) or hosts (mode hosts) of the seeds
 import type { Redis } from "ioredis";
-import { Frontier, redisUsedMemory, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type TakenPage } from "../frontier/index.js";
+import { Frontier, redisUsedMemory, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type SpooledPage, type TakenPage } from "../frontier/index.js";
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
 import { registrableDomain, type ScopeMode } from "../url/scope.js";
@@ -169,8 +169,9 @@ export class NodeFrontier {
     await this.frontier.fail(lease, opts.errorClass, opts.requested ? now : now - 1_000_000_000, opts.feedback);
   }
 
-  async completeWithPage(lease: Lease, now: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
-    await this.frontier.completeWithPage(lease, page, now, feedback);
+  /** Returns the page id, or null when the lease had expired (the page was dropped). */
+  async completeWithPage(lease: Lease, now: number, page: FetchedPage | SpooledPage, feedback?: HostFeedback): Promise<string | null> {
+    return this.frontier.completeWithPage(lease, page, now, feedback);
   }
 
   // --- parser side -----------------------------------------------------------------------
@@ -182,9 +183,15 @@ export class NodeFrontier {
     return this.frontier.parse.take(consumer, max, { blockMs });
   }
 
-  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { outOfScope: number; error: string | null }): Promise<void> {
+  /** False when the page was no longer ours (recovered and handed to another consumer). */
+  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { outOfScope: number; error: string | null }): Promise<boolean> {
     if (opts.outOfScope > 0) await this.redis.hincrby(this.frontier.keys.stats, "outOfScope", opts.outOfScope);
-    await this.frontier.parse.ack(consumer, id, links, opts.error ? { parseError: opts.error } : {});
+    return (await this.frontier.parse.ack(consumer, id, links, opts.error ? { parseError: opts.error } : {})).acked;
+  }
+
+  /** A taken page whose spooled body is lost: its URL goes back to be fetched again. */
+  async refetchPage(consumer: string, id: string): Promise<boolean> {
+    return this.frontier.parse.refetch(consumer, id);
   }
 
   // --- supervisor side -------------------------------------------------------------------

@@ -11,7 +11,9 @@ import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
-import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import type { WorkerLost, WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import { unpackWorkerLinks } from "../parse/worker-transfer.js";
+import { readSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
@@ -56,6 +58,7 @@ async function main(): Promise<void> {
     bloom: frontier.frontier.bloom,
     ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
     priorityRules: config.priorityRules,
+    spoolDir: spoolDir(config.out),
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
@@ -115,37 +118,48 @@ async function main(): Promise<void> {
     line: Omit<PageLogLine, "warc">;
     /** Continuous mode only: the fetched page, recorded in the re-crawl history after the write. */
     page?: FetchedPage;
+    /** Where the page's body waits (the parse queue then carries none). */
+    spool?: SpoolRef;
   }
 
-  function baseLine(page: FetchedPage): Omit<PageLogLine, "warc"> {
+  function baseLine(page: FetchedPage, spool: SpoolRef | undefined): Omit<PageLogLine, "warc"> {
     return {
       url: page.url, final_url: page.redirectTo ?? page.url, status: page.status, error: null, content_type: null,
-      bytes: page.body.byteLength, truncated: Boolean(page.truncated), digest: null, fetched_at: page.fetchedAt,
+      bytes: spool?.bytes ?? page.body.byteLength, truncated: Boolean(page.truncated), digest: null, fetched_at: page.fetchedAt,
       timings: page.timings, outlinks: 0, depth: page.depth,
     };
   }
 
-  /** Parse stage: decode, links, digests and WARC records in the pool; the body is not kept. */
-  async function parse(id: string, page: FetchedPage): Promise<Parsed> {
+  /**
+   * Parse stage: decode, links, digests and WARC records in the pool; the body is not kept. A
+   * spooled body the worker cannot read back (lost, short, corrupt) gives "lost".
+   */
+  async function parse(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<Parsed | "lost"> {
     const { body, ...meta } = page;
-    const task: WorkerTask = { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
-    const res = (await pool.run(task)) as WorkerResult;
+    const task: WorkerTask = spool ? { meta, spool } : { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
+    const res = (await pool.run(task)) as WorkerResult | WorkerLost;
+    if (res.lost !== undefined) {
+      ctx.log(`${page.url}: ${res.lost}; fetching it again`);
+      await frontier.refetchPage(consumer, id);
+      return "lost";
+    }
     const facts = res.facts;
     const line: Omit<PageLogLine, "warc"> = {
-      ...baseLine(page),
+      ...baseLine(page, spool),
+      bytes: res.bodyBytes,
       error: res.error ?? null,
       ...(res.errorDetail ? { error_detail: res.errorDetail } : page.truncated === "time" ? { error_detail: "body cut at the fetch time cap (WARC-Truncated: time)" } : {}),
       content_type: res.contentType,
       digest: res.payloadDigest,
       text_digest: facts?.textDigest ?? null,
-      outlinks: res.links.length,
+      outlinks: res.links.urls.length,
       ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
       ...(facts?.title ? { title: facts.title } : {}),
       ...(facts?.canonical ? { canonical: facts.canonical } : {}),
       ...(facts?.lang ? { lang: facts.lang } : {}),
       ...(facts ? { charset: facts.charset, noindex: facts.noindex } : {}),
     };
-    return { id, res, line, ...(recrawl ? { page } : {}) };
+    return { id, res, line, ...(recrawl ? { page } : {}), ...(spool ? { spool } : {}) };
   }
 
   /** Write stage: output first, then the ack, so a crash repeats a page and never loses one. */
@@ -163,12 +177,17 @@ async function main(): Promise<void> {
       // A lost history update costs one observation, never the page: log it and go on.
       const facts = res.facts;
       const kept = facts?.contentDigest !== undefined
-        ? recrawl.recordPage(p.page, facts.contentDigest)
-        : res.contentType?.includes("xml") ? recrawl.recordSitemap(p.page) : null; // sitemap lastmod: change hints
+        ? recrawl.recordPage(p.page, facts.contentDigest, res.bodyBytes)
+        : res.contentType?.includes("xml") ? Promise.resolve().then(() => recrawl.recordSitemap(withBody(p.page!, p.spool))) : null; // sitemap lastmod: change hints
       await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }
-    const ownLinks = await routeLinks(res.links);
+    const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
     await frontier.ackPage(consumer, p.id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+  }
+
+  /** The page with its body read back from the spool (still referenced: the page is not acked yet). */
+  function withBody(page: FetchedPage, spool: SpoolRef | undefined): FetchedPage {
+    return spool ? { ...page, body: readSpooled(setup.spoolDir, spool) } : page;
   }
 
   // A bug or a poisoned page: record it and move on rather than stall the crawl.
@@ -201,14 +220,15 @@ async function main(): Promise<void> {
     }
   }
 
-  async function handle(id: string, page: FetchedPage): Promise<void> {
-    let parsed: Parsed;
+  async function handle(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<void> {
+    let parsed: Parsed | "lost";
     try {
-      parsed = await parse(id, page);
+      parsed = await parse(id, page, spool);
     } catch (err) {
-      await recordFailure(id, baseLine(page), err);
+      await recordFailure(id, baseLine(page, spool), err);
       return;
     }
+    if (parsed === "lost") return;
     // The page's output enters the write buffer when it fits (the parse slot is held until then).
     const bytes = parsed.res.warc.byteLength + OUTPUT_OVERHEAD_BYTES;
     await budget.acquire(bytes);
@@ -244,7 +264,7 @@ async function main(): Promise<void> {
         await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
         continue;
       }
-      const p = handle(id, page).finally(() => inFlight.delete(p));
+      const p = handle(id, page, taken.spool).finally(() => inFlight.delete(p));
       inFlight.add(p);
     }
   }

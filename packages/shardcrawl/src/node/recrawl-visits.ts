@@ -65,10 +65,10 @@ export class RecrawlVisits {
    * Records a parsed page (2xx with a content digest; anything else is not kept fresh). Returns
    * whether the content changed since our copy (null on a first visit or when not recorded).
    */
-  async recordPage(page: FetchedPage, contentDigest: string | undefined): Promise<boolean | null> {
+  async recordPage(page: FetchedPage, contentDigest: string | undefined, bodyBytes = page.body.byteLength): Promise<boolean | null> {
     if (page.status < 200 || page.status >= 300 || contentDigest === undefined) return null;
     const r = await recordResponse(this.store, {
-      url: page.url, atMs: Date.parse(page.fetchedAt), status: page.status, bytes: page.body.byteLength, requestHeaders: page.requestHeaders,
+      url: page.url, atMs: Date.parse(page.fetchedAt), status: page.status, bytes: bodyBytes, requestHeaders: page.requestHeaders,
       headers: page.headers, digest: contentDigest, tier: this.tiers.tierOf(page.url), unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType,
     });
     return r?.changed ?? null;

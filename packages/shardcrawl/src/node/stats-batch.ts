@@ -4,7 +4,6 @@
 // they feed metrics only, never a crawl decision.
 import type { Redis } from "ioredis";
 import type { PageLogLine } from "../shared/types.js";
-import type { FetchOutcome, HttpClient } from "../fetch/http-client.js";
 
 export class StatsBatch {
   private pending = new Map<string, number>();
@@ -60,21 +59,4 @@ export function countingPageLog<W extends { append(line: PageLogLine): Promise<v
     stats.add(`pageBytes:${outcome}`, line.bytes);
   };
   return writer;
-}
-
-/** Counts TLS connections set up and resumed (robots.txt fetches included), from the first response on each connection. */
-export function countingTls(client: HttpClient, stats: StatsBatch): HttpClient {
-  const fetch = client.fetch.bind(client);
-  return {
-    dns: client.dns,
-    close: () => client.close(),
-    async fetch(url, init) {
-      const res: FetchOutcome = await fetch(url, init);
-      if (res.ok && res.timings.tls !== undefined) {
-        stats.add("tls:handshakes");
-        if (res.tlsSessionReused) stats.add("tls:sessionReuses");
-      }
-      return res;
-    },
-  };
 }

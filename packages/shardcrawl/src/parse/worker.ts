@@ -12,6 +12,8 @@ import { productToken } from "../fetch/robots.js";
 import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
+import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
+import { packWorkerLinks, transferring, type PackedLinks } from "./worker-transfer.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -28,11 +30,16 @@ export interface WorkerSetup {
   contentRules?: ContentRules;
   /** The node's URL priority rules (config priorityRules). */
   priorityRules: PriorityRule[];
+  /** Folder of spooled bodies (store/body-spool.ts). */
+  spoolDir: string;
 }
 
-export interface WorkerTask {
-  meta: Omit<FetchedPage, "body">;
-  body: Uint8Array;
+/** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
+export type WorkerTask = { meta: Omit<FetchedPage, "body">; body: Uint8Array; spool?: undefined } | { meta: Omit<FetchedPage, "body">; spool: SpoolRef; body?: undefined };
+
+/** The page's spooled body is lost: it must be fetched again. */
+export interface WorkerLost {
+  lost: string;
 }
 
 export interface WorkerResult {
@@ -46,10 +53,13 @@ export interface WorkerResult {
   responseLength: number;
   payloadDigest: string;
   cdx: CdxFields;
-  /** Links to queue, with their seen-filter positions computed here (off the main thread). */
-  links: HashedLink[];
+  /** Links to queue, with their seen-filter positions computed here (off the main thread); see unpackWorkerLinks. */
+  links: PackedLinks;
   /** Links dropped because they are outside the crawl's scope. */
   outOfScope: number;
+  /** Body bytes as received. */
+  bodyBytes: number;
+  lost?: undefined;
 }
 
 const setup = workerData as WorkerSetup;
@@ -59,8 +69,18 @@ const uaToken = productToken(setup.userAgent);
 const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
 const priority = new UrlPrioritizer(setup.priorityRules);
 
-export default function parseTask(task: WorkerTask): WorkerResult {
-  const body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
+  let body: Buffer;
+  if (task.spool) {
+    try {
+      body = readSpooled(setup.spoolDir, task.spool);
+    } catch (err) {
+      if (err instanceof SpoolEntryLost) return { lost: err.message };
+      throw err;
+    }
+  } else {
+    body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
+  }
   const page: FetchedPage = { ...task.meta, body };
   const parsed = parsePage(
     { url: page.url, status: page.status, headers: page.headers, body, truncated: page.truncated },
@@ -99,21 +119,23 @@ export default function parseTask(task: WorkerTask): WorkerResult {
       else outOfScope++;
     }
   }
-  const warc = records.data;
-  // Structured clone copies the (compressed, small) WARC bytes back; fine next to the parse cost.
+  const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
+  const packed = packWorkerLinks(links, setup.bloom.k);
   const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, ...facts } = parsed;
-  return {
+  const result: WorkerResult = {
     facts,
     contentType,
     ...(chainTooLong && !error
       ? { error: "redirect-limit" as const, errorDetail: `redirect not followed: the chain already has ${page.hops} hops (limit ${setup.maxRedirects})` }
       : { error: error ?? null, errorDetail }),
-    warc: new Uint8Array(warc.buffer, warc.byteOffset, warc.byteLength),
+    warc,
     responseOffset: records.responseOffset,
     responseLength: records.responseLength,
     payloadDigest: records.payloadDigest,
     cdx: records.cdx,
-    links,
+    links: packed,
     outOfScope,
+    bodyBytes: body.byteLength,
   };
+  return transferring(result, [warc, packed.numbers, packed.bloom]);
 }

@@ -18,12 +18,14 @@ describe("splitOrigin", () => {
 describe("element suffix", () => {
   it("is empty for zeros and minimal otherwise", () => {
     expect(encodeSuffix(0, 0, 0)).toBe("");
-    expect(encodeSuffix(3, 0, 0)).toBe("\t3");
+    expect(encodeSuffix(3, 0, 0)).toBe("\x03"); // the common case: one byte
+    expect(encodeSuffix(8, 0, 0)).toBe("\x08");
+    expect(encodeSuffix(9, 0, 0)).toBe("\t9"); // \x09 is the tab
     expect(encodeSuffix(3, 2, 0)).toBe("\t3,2");
     expect(encodeSuffix(0, 0, 1)).toBe("\t0,0,1");
   });
   it("round-trips", () => {
-    for (const [d, h, a] of [[0, 0, 0], [5, 0, 0], [1, 2, 0], [0, 0, 7], [12, 3, 4]] as const) {
+    for (const [d, h, a] of [[0, 0, 0], [5, 0, 0], [1, 0, 0], [8, 0, 0], [9, 0, 0], [1, 2, 0], [0, 0, 7], [12, 3, 4]] as const) {
       expect(decodeElement(`https://a.test/x${encodeSuffix(d, h, a)}`)).toEqual({ url: "https://a.test/x", depth: d, hops: h, attempt: a });
     }
   });
@@ -46,6 +48,7 @@ describe("link validation", () => {
   it("accepts a normal link and names what is wrong with bad ones", () => {
     expect(invalidLinkReason(ok, params)).toBeUndefined();
     expect(invalidLinkReason({ ...ok, url: "https://a.test/\tx" }, params)).toBe("url-control-char");
+    expect(invalidLinkReason({ ...ok, url: "https://a.test/x\x03" }, params)).toBe("url-control-char");
     expect(invalidLinkReason({ ...ok, tier: 9 }, params)).toBe("tier-invalid");
     expect(invalidLinkReason({ ...ok, host: "" }, params)).toBe("host-invalid");
     expect(invalidLinkReason({ ...ok, depth: -1 }, params)).toBe("depth-invalid");

@@ -3,7 +3,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
-import { Frontier } from "../../src/frontier/index.js";
+import { decodeElement, Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 import { MAX_TIER } from "../../src/shared/types.js";
 import { sleep } from "./helpers.js";
@@ -81,7 +81,7 @@ describe("queue compactness", () => {
         const items = await redis.lrange(key, 0, -1);
         if (items.length === 0) continue;
         queued += items.length;
-        for (const el of items) raw += Buffer.byteLength(el.split("\t")[0]!);
+        for (const el of items) raw += Buffer.byteLength(decodeElement(el).url); // without the depth/hops suffix
         queueBytes += (await redis.memory("USAGE", key, "SAMPLES", 0)) ?? 0;
       }
       hostBytes += (await redis.memory("USAGE", f.keys.host(host), "SAMPLES", 0)) ?? 0;

@@ -155,6 +155,35 @@ describe("parse queue", () => {
   });
 });
 
+describe("spooled bodies", () => {
+  it("carries only the reference through Redis, and a lost body sends the URL back to its queue", async () => {
+    const f = await open({ delayMs: 0 });
+    await f.addLinks([link("https://s.test/a", 0, 2), link("https://s.test/b", 0, 2)], { now: 0 });
+    const [l] = (await f.lease(1, 1)).leases;
+    const { body: _body, ...meta } = page(l!.url);
+    const spool = { file: "node0-f0-1-abc-1", offset: 4096, bytes: 123_456, crc: 42 };
+    const id = await f.completeWithPage(l!, { ...meta, spool }, 2);
+    expect(await redis.hexists(f.keys.page(id!), "b")).toBe(0);
+    expect((await f.stats(2)).counters.parseBytes).toBe(123_456);
+    expect(await f.parse.spooledFiles()).toEqual(new Set([spool.file]));
+    const [taken] = await f.parse.take("c", 5);
+    expect(taken).toMatchObject({ id, spool });
+    expect(taken!.page!.body.length).toBe(0);
+    // Another consumer cannot send it back; the taker can, once.
+    expect(await f.parse.refetch("other", id!)).toBe(false);
+    expect(await f.parse.refetch("c", id!, 3)).toBe(true);
+    expect(await f.parse.refetch("c", id!, 3)).toBe(false);
+    const s = await f.stats(3);
+    expect(s.counters).toMatchObject({ parseBytes: 0, spoolLost: 1, fetched: 0 });
+    expect(await redis.exists(f.keys.page(id!))).toBe(0);
+    await checkInvariants(redis, f);
+    // The URL is first in its queue again, with its depth.
+    const [again] = (await f.lease(1, 4)).leases;
+    expect(again).toMatchObject({ url: l!.url, depth: 2 });
+    await f.close();
+  });
+});
+
 describe("add-links atomicity", () => {
   it("concurrent overlapping batches queue each URL once and the counts agree", async () => {
     const f = await open({ delayMs: 0 });

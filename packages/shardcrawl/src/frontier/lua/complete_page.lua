@@ -2,22 +2,30 @@
 -- page into the parse queue, as ONE step. Prepended with lib.lua.
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] lease id; [6] host (used only if the lease is gone);
---       [7] page metadata JSON; [8] body bytes;
---       [9..12] host feedback (lib.lua feedback: signal, latency ms, start ms, not-before ms; optional)
+--       [7] page metadata JSON; [8] body bytes ("" when spooled); [9] spool reference ("" when the
+--       body is in [8]); [10] body size (the page's share of the parse stage's byte bound);
+--       [11..14] host feedback (lib.lua feedback: signal, latency ms, start ms, not-before ms; optional)
+-- The page hash also keeps the lease's host, tier and queue element (h, t, e), so a page whose
+-- spooled body is lost can be put back in its queue (refetch_page.lua).
 -- Touches: P lease, P leases, P h:<host>, P ready, P stats, P pageseq, P pg:<id>, P pq, P pqt, P pqb, P flowcfg, P press
 -- Returns: {'ok', page id} | {'expired'} (lease already reaped: the URL is queued again, the page is dropped)
-local host, hk = release(ARGV[5], ARGV[6])
+local host, hk, tier, el = release(ARGV[5], ARGV[6])
 if not host then return {'expired'} end
 local id = tostring(redis.call('INCR', P .. 'pageseq'))
-redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
+local bytes = tonumber(ARGV[10])
+if ARGV[9] ~= '' then
+  redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 's', ARGV[9], 'h', host, 't', tier, 'e', el)
+else
+  redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
+end
 redis.call('LPUSH', P .. 'pq', id)
 -- The parse queue's oldest item's age (metrics): enqueue time per page id, removed at ack.
 redis.call('HSET', P .. 'pqt', id, int(NOW))
 -- Bytes held by the parse stage (queued or being parsed), for its byte bound (lease.lua).
-redis.call('HSET', P .. 'pqb', id, #ARGV[8])
-stat('parseBytes', #ARGV[8])
+redis.call('HSET', P .. 'pqb', id, bytes)
+stat('parseBytes', bytes)
 redis.call('HINCRBY', hk, 'x', 1)
 stat('fetched', 1)
-feedback(host, hk, 9)
+feedback(host, hk, 11)
 sync_ready(host, hk)
 return {'ok', id}

@@ -224,8 +224,10 @@ local function put_back(host, hk, tier, el)
   queued_add(hk, 1)
 end
 
--- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"
+-- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"; "path\2" (one depth byte, element.ts) -> "path\t2,0,1"
 local function bump_attempt(el)
+  local last = string.byte(el, -1)
+  if last and last >= 1 and last <= 8 then return string.sub(el, 1, -2) .. '\t' .. last .. ',0,1' end
   local base, suf = string.match(el, '^(.-)\t([%d,]+)$')
   if not base then return el .. '\t0,0,1' end
   local d, h, a = string.match(suf .. ',,', '^(%d*),(%d*),(%d*)')

@@ -1,0 +1,52 @@
+// The fetcher's side of the body spool (store/body-spool.ts): a fetched page's body is appended to
+// a segment under out/spool/ and only its reference enters the parse queue; fetcher 0 deletes
+// segments no queued or taken page refers to.
+import { BodySpool, spoolDir, sweepSpool } from "../store/body-spool.js";
+import type { HostFeedback } from "../frontier/index.js";
+import type { FetchedPage, Lease } from "../shared/types.js";
+import type { NodeFrontier } from "./open-frontier.js";
+
+/** Often enough that the spool stays close to the parse stage's byte bound. */
+const SWEEP_EVERY_MS = 2_000;
+
+export class PageSpool {
+  private readonly spool: BodySpool;
+
+  constructor(out: string, processName: string) {
+    this.spool = new BodySpool(spoolDir(out), processName.replace(/[^A-Za-z0-9._-]/g, "_"));
+  }
+
+  /** Spools the body, then completes the lease with the page (an expired lease's body is left to the sweeper). */
+  async complete(frontier: NodeFrontier, lease: Lease, end: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
+    const { body, ...meta } = page;
+    const spool = await this.spool.put(body);
+    await frontier.completeWithPage(lease, end, { ...meta, spool }, feedback);
+  }
+
+  /** Fetcher 0: sweeps at start (a crash's leftovers) and every SWEEP_EVERY_MS. */
+  startSweeper(frontier: NodeFrontier, log: (msg: string) => void): { stop(): Promise<void> } {
+    const sweep = (opts: { finishedPid?: number } = {}) =>
+      frontier.frontier.parse
+        .spooledFiles()
+        .then((referenced) => sweepSpool(this.spool.dir, referenced, opts))
+        .catch((err: unknown) => {
+          log(`spool sweep failed: ${(err as Error).message}`);
+          return 0;
+        });
+    void sweep();
+    const timer = setInterval(() => void sweep(), SWEEP_EVERY_MS);
+    timer.unref();
+    return {
+      // At exit our own segments are closed: those no page refers to any more can go now.
+      stop: async () => {
+        clearInterval(timer);
+        await this.spool.close();
+        await sweep({ finishedPid: process.pid });
+      },
+    };
+  }
+
+  close(): Promise<void> {
+    return this.spool.close();
+  }
+}
