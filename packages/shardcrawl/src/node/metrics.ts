@@ -113,7 +113,8 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
   // Counters mirror absolute values; a negative or non-numeric one (a stats field a bug damaged) is
   // shown as 0 rather than failing the whole scrape.
   const inc = (m: Counter, v: number, labels: Record<string, string> = {}) => m.inc({ node, ...labels }, Number.isFinite(v) ? Math.max(0, v) : 0);
-  const set = (name: string, help: string, v: number) => gauge(name, help).set({ node }, v);
+  // A field missing from an older or partial snapshot is shown as 0, not a failed scrape.
+  const set = (name: string, help: string, v: number) => gauge(name, help).set({ node }, Number.isFinite(v) ? v : 0);
 
   for (const [name, help, get] of COUNTERS) inc(counter(name, help), s ? get(s) : 0);
   for (const [name, help, get] of GAUGES) set(name, help, s ? get(s) : 0);

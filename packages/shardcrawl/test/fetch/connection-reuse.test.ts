@@ -78,7 +78,7 @@ describe("HTTPS connection reuse (simweb)", () => {
     const reporter = new ConnectionStatsReporter(client.connections);
     const counters = Object.fromEntries(reporter.take());
     expect(reporter.take()).toEqual([]); // reported once
-    const text = renderMetrics({ stats: { counters } as unknown as NodeStats });
+    const text = await renderMetrics({ stats: { counters } as unknown as NodeStats });
     expect(text).toContain(`shardcrawl_tls_handshakes_total{node="node0"} ${HOSTS}`);
     expect(text).toContain(`shardcrawl_tls_session_reuses_total{node="node0"} ${HOSTS}`);
     expect(text).toContain(`shardcrawl_connections_opened_total{node="node0"} ${HOSTS * 2}`);

@@ -305,6 +305,8 @@ local shed_noted = 0
 local function shed_note(reason, host, origin, el)
   local tab = string.find(el, '\t', 1, true)
   if tab then el = string.sub(el, 1, tab - 1) end
+  local last = string.byte(el, -1)
+  if last and last >= 1 and last <= 8 then el = string.sub(el, 1, -2) end -- one depth byte (element.ts)
   if origin and string.sub(el, 1, 1) == '/' then el = origin .. el end
   redis.call('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
   shed_noted = shed_noted + 1
