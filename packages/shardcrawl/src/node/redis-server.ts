@@ -4,7 +4,7 @@
 // same AOF files.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -64,6 +64,40 @@ function isRedisServer(pid: number): boolean {
 
 const sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms));
 
+/**
+ * Live redis-servers working in `dir` (Redis chdirs to its --dir). connection.json can name the
+ * wrong pid -- a supervisor killed between spawning Redis and recording it -- so before starting a
+ * server we look for one on our AOF files by its working directory, never by the file alone.
+ */
+export function redisServersIn(dir: string): number[] {
+  let want: string;
+  try {
+    want = realpathSync(dir);
+  } catch {
+    return [];
+  }
+  const pids: number[] = [];
+  for (const name of readdirSync("/proc")) {
+    if (!/^\d+$/.test(name)) continue;
+    const pid = Number(name);
+    try {
+      if (readlinkSync(`/proc/${pid}/cwd`) === want && isRedisServer(pid)) pids.push(pid);
+    } catch {
+      // Gone, or not ours to read.
+    }
+  }
+  return pids;
+}
+
+/** Stops stray servers on our files: SIGTERM first (Redis flushes its AOF), SIGKILL after 10 s. */
+async function stopStrays(pids: number[]): Promise<void> {
+  for (const pid of pids) process.kill(pid, "SIGTERM");
+  const deadline = Date.now() + 10_000;
+  while (pids.some(isRedisServer) && Date.now() < deadline) await sleep(50);
+  for (const pid of pids) if (isRedisServer(pid)) process.kill(pid, "SIGKILL");
+  while (pids.some(isRedisServer)) await sleep(50);
+}
+
 async function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const srv = createServer();
@@ -108,13 +142,16 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
         while (isRedisServer(prev.pid)) await sleep(50);
       }
     }
+    // A server connection.json does not name may still run on our files: never run two.
+    if (!conn) await stopStrays(redisServersIn(dir));
     // Reuse port and password when we can, so anything still holding the old URL reconnects.
     if (!conn && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0 };
+  } else {
+    await stopStrays(redisServersIn(dir));
   }
   if (!conn || conn.pid === 0) {
     conn ??= { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0 };
-    await spawnRedis(dir, conn, opts);
-    writeFileSync(connPath, JSON.stringify(conn), { mode: 0o600 });
+    await spawnRedis(dir, conn, opts, connPath);
   }
   const c = conn;
   const url = urlOf(c);
@@ -133,8 +170,7 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
         if (restarting || isRedisServer(c.pid)) return;
         restarting = true;
         onRestart(`redis-server (pid ${c.pid}) is gone; restarting it on port ${c.port}`);
-        spawnRedis(dir, c, opts)
-          .then(() => writeFileSync(connPath, JSON.stringify(c), { mode: 0o600 }))
+        spawnRedis(dir, c, opts, connPath)
           .catch((err: unknown) => onRestart(`restarting redis-server failed: ${(err as Error).message}; retrying`))
           .finally(() => (restarting = false));
       }, 500);
@@ -147,7 +183,8 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
   };
 }
 
-async function spawnRedis(dir: string, conn: ConnectionFile, opts: { maxmemoryBytes?: number }): Promise<void> {
+/** Starts a server and records it in connection.json AT ONCE, before it is ready: a supervisor killed while it loads must not leave a server the next one cannot find. */
+async function spawnRedis(dir: string, conn: ConnectionFile, opts: { maxmemoryBytes?: number }, connPath: string): Promise<void> {
   const args = [
     "--port", String(conn.port),
     "--bind", "127.0.0.1",
@@ -167,6 +204,7 @@ async function spawnRedis(dir: string, conn: ConnectionFile, opts: { maxmemoryBy
   child.unref();
   const spawnError = new Promise<Error>((resolve) => child.once("error", resolve));
   conn.pid = child.pid ?? 0;
+  writeFileSync(connPath, JSON.stringify(conn), { mode: 0o600 });
   const url = urlOf(conn);
   const deadline = Date.now() + 60_000;
   for (;;) {
