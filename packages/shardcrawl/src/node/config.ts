@@ -42,7 +42,7 @@ export interface NodeConfig {
   maxDecodedBytes: number;
   fetchers: number;
   parsers: number;
-  /** Worker threads per parser process (piscina). */
+  /** Worker threads per parser process (piscina); 0 parses on the process's main thread. */
   parserThreads: number;
   /** Requests in flight per fetcher process. */
   fetcherConcurrency: number;
@@ -227,7 +227,7 @@ export function defaultConfig(): NodeConfig {
 export function validateConfig(c: NodeConfig): string[] {
   const errors: string[] = [];
   const positiveInts: Array<keyof NodeConfig> = [
-    "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
+    "hostConcurrency", "fetchers", "parsers", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
     "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "outboxMaxFileAgeMs", "inboxPollMs",
     "acceptedWaitMs", "typicalPageBytes", "writeBufferBytes",
@@ -236,6 +236,7 @@ export function validateConfig(c: NodeConfig): string[] {
     const v = c[k];
     if (typeof v !== "number" || !Number.isInteger(v) || v < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(v)}`);
   }
+  if (!Number.isInteger(c.parserThreads) || c.parserThreads < 0) errors.push(`parserThreads: expected an integer >= 0, got ${JSON.stringify(c.parserThreads)}`);
   if (!Number.isFinite(c.politenessMarginMs) || c.politenessMarginMs < 0) errors.push(`politenessMarginMs: expected milliseconds >= 0, got ${c.politenessMarginMs}`);
   if (!Number.isFinite(c.delayMs) || c.delayMs < 0) errors.push(`delay: expected milliseconds >= 0, got ${c.delayMs}`);
   if (c.maxPages !== undefined && (!Number.isInteger(c.maxPages) || c.maxPages < 1)) errors.push(`max-pages: expected a positive integer, got ${c.maxPages}`);
