@@ -16,10 +16,12 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ compare: { type: "string" }, "a-args": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
+/** Extra crawl flags for this build's runs (not for the --compare build's). */
+const aArgs = opts["a-args"].split(" ").filter(Boolean);
 const HOSTS = FULL ? 500 : 200;
-const MAX_PAGES = FULL ? 3000 : 1500;
+const MAX_PAGES = Number(opts["max-pages"] ?? (FULL ? 3000 : 1500));
 const REPS = Number(opts.reps ?? 3);
 // Crawlee takes several times longer per page; one run in quick mode.
 const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
@@ -58,6 +60,7 @@ function seedsFor(sim, file) {
 function roleOf(pid, redisPid) {
   if (pid === redisPid) return "redis";
   const cmd = procCmd(pid).join(" ");
+  if (cmd.includes("main.js")) return "supervisor"; // first: its flags may name fetchers or parsers
   if (cmd.includes("fetcher")) return "fetcher";
   if (cmd.includes("parser")) return "parser";
   if (cmd.includes("main.js")) return "supervisor";
@@ -235,7 +238,6 @@ const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}
  * dist/cli/main.js), alternating over the same simweb.
  */
 async function compareBuilds(cliB) {
-  const aArgs = opts["a-args"].split(" ").filter(Boolean);
   for (const scheme of opts.schemes.split(",")) {
     const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
     try {
@@ -244,7 +246,7 @@ async function compareBuilds(cliB) {
         for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
           const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${k}${i}`), `crawl-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
           runs[k].push(run);
         }
       }
@@ -270,7 +272,7 @@ for (const scheme of opts.schemes.split(",")) {
   try {
     const runs = [];
     for (let i = 0; i < REPS; i++) {
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`, undefined, SHARDCRAWL_CLI, aArgs);
       process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
       runs.push(run);
     }
@@ -288,7 +290,7 @@ for (const scheme of opts.schemes.split(",")) {
     let profile;
     if (opts.profile) {
       const pdir = join(work, `profiles-${scheme}`);
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir, SHARDCRAWL_CLI, aArgs);
       profile = { ...analyseProfiles(pdir, run.fetched), redisMsPerPage: (run.redisCpuSeconds / run.fetched) * 1000, profiledPagesPerCpuSecond: run.pagesPerCpuSecond };
       process.stderr.write(`${scheme} profile: ${JSON.stringify(profile.msPerPage)}\n`);
     }
