@@ -62,7 +62,7 @@ async function main(): Promise<void> {
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
-  const pool = parseRunner(setup, config.parserThreads);
+  const pool = await parseRunner(setup, config.parserThreads);
   // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
   const router = config.shard ? new ShardRouter(config.shard) : null;
   const outbox = router ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;

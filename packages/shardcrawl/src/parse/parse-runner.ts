@@ -2,7 +2,6 @@
 // 0). Inline saves, per page, the structured clone of the task and result and two thread wake-ups
 // (~0.5 ms of CPU per page on a 2-core node); the parser's main thread is then busy for the whole
 // parse, so run more parser processes instead of threads.
-import { Piscina } from "piscina";
 import { makeParseTask, type WorkerLost, type WorkerResult, type WorkerSetup, type WorkerTask } from "./worker.js";
 
 export interface ParseRunner {
@@ -10,11 +9,13 @@ export interface ParseRunner {
   destroy(): Promise<void>;
 }
 
-export function parseRunner(setup: WorkerSetup, threads: number): ParseRunner {
+export async function parseRunner(setup: WorkerSetup, threads: number): Promise<ParseRunner> {
   if (threads === 0) {
     const parse = makeParseTask(setup, false);
     return { run: async (task) => parse(task), destroy: async () => undefined };
   }
+  // Loaded only when used (~20 ms of CPU per process otherwise).
+  const { Piscina } = await import("piscina");
   const pool = new Piscina({
     filename: new URL("./worker-entry.js", import.meta.url).href,
     workerData: setup,
