@@ -16,10 +16,14 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
+/** Node flags for this build's supervisor (forked children inherit them), e.g. V8 GC flags. */
+const aNodeArgs = opts["a-node-args"].split(" ").filter(Boolean);
+/** Environment variables (KEY=VALUE, space separated) for this build's runs, e.g. feature switches. */
+const aEnv = Object.fromEntries(opts["a-env"].split(" ").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
 const HOSTS = FULL ? 500 : 200;
 const MAX_PAGES = Number(opts["max-pages"] ?? (FULL ? 3000 : 1500));
 const REPS = Number(opts.reps ?? 3);
@@ -88,9 +92,10 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   ];
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; as execArgv it is inherited by fork() and by
   // worker threads, so every process and thread of the node writes its own profile.
-  const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const execArgv = [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...(cli === SHARDCRAWL_CLI ? aNodeArgs : [])];
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
+  const env = { ...process.env, ...(cli === SHARDCRAWL_CLI ? aEnv : {}) };
+  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"], env });
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
   const perPid = new Map();
