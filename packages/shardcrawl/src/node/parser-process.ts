@@ -177,7 +177,9 @@ async function main(): Promise<void> {
       await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }
     const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
-    await frontier.ackPage(consumer, p.id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+    await frontier.ackPage(consumer, p.id, ownLinks, { error: res.error ?? null });
+    // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
+    stats.add("outOfScope", res.outOfScope);
   }
 
   /** The page with its body read back from the spool (still referenced: the page is not acked yet). */
@@ -191,7 +193,7 @@ async function main(): Promise<void> {
     await pageLog.append({
       ...line, error: "other", error_detail: `internal parse failure: ${(err as Error).message}`, outlinks: 0,
     }).catch(() => undefined);
-    await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+    await frontier.ackPage(consumer, id, [], { error: "other" });
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
@@ -256,7 +258,7 @@ async function main(): Promise<void> {
       if (!page) {
         // A damaged page record: say so and acknowledge it, so the crawl is not stuck on it.
         ctx.log(`page ${id} in the parse queue is damaged: ${"error" in taken ? taken.error : "unknown"}`);
-        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        await frontier.ackPage(consumer, id, [], { error: "other" });
         continue;
       }
       const p = handle(id, page, taken.spool).finally(() => inFlight.delete(p));
