@@ -12,7 +12,16 @@ export interface ParseRunner {
 export async function parseRunner(setup: WorkerSetup, threads: number): Promise<ParseRunner> {
   if (threads === 0) {
     const parse = makeParseTask(setup, false);
-    return { run: async (task) => parse(task), destroy: async () => undefined };
+    return {
+      run: (task) => {
+        try {
+          return Promise.resolve(parse(task));
+        } catch (err) {
+          return Promise.reject(err instanceof Error ? err : new Error(String(err)));
+        }
+      },
+      destroy: () => Promise.resolve(),
+    };
   }
   // Loaded only when used (~20 ms of CPU per process otherwise).
   const { Piscina } = await import("piscina");
