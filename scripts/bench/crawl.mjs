@@ -16,10 +16,16 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
+/** Extra crawl flags for this build's runs (not for the --compare build's). */
+const aArgs = opts["a-args"].split(" ").filter(Boolean);
+/** Node flags for this build's supervisor (forked children inherit them), e.g. V8 GC flags. */
+const aNodeArgs = opts["a-node-args"].split(" ").filter(Boolean);
+/** Environment variables (KEY=VALUE, space separated) for this build's runs, e.g. feature switches. */
+const aEnv = Object.fromEntries(opts["a-env"].split(" ").filter(Boolean).map((kv) => [kv.slice(0, kv.indexOf("=")), kv.slice(kv.indexOf("=") + 1)]));
 const HOSTS = FULL ? 500 : 200;
-const MAX_PAGES = FULL ? 3000 : 1500;
+const MAX_PAGES = Number(opts["max-pages"] ?? (FULL ? 3000 : 1500));
 const REPS = Number(opts.reps ?? 3);
 // Crawlee takes several times longer per page; one run in quick mode.
 const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
@@ -58,6 +64,7 @@ function seedsFor(sim, file) {
 function roleOf(pid, redisPid) {
   if (pid === redisPid) return "redis";
   const cmd = procCmd(pid).join(" ");
+  if (cmd.includes("main.js")) return "supervisor"; // first: its flags may name fetchers or parsers
   if (cmd.includes("fetcher")) return "fetcher";
   if (cmd.includes("parser")) return "parser";
   if (cmd.includes("main.js")) return "supervisor";
@@ -65,25 +72,30 @@ function roleOf(pid, redisPid) {
 }
 
 /** One crawl run; samples every process of the node while it runs. */
-async function crawlOnce(scheme, sim, redisDir, label, profileDir) {
+async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCRAWL_CLI, extraArgs = []) {
   const out = join(work, `${label}`);
   const seeds = join(work, `seeds-${scheme}.txt`);
   const seedCount = seedsFor(sim, seeds);
   const redis = await startRedisServer(redisDir);
+  // BENCH_MONITOR=1: counts the commands clients send (not those scripts run), by name; costs CPU.
+  const monitor = process.env.BENCH_MONITOR ? await redis.client.duplicate().monitor() : undefined;
+  const sent = {};
+  monitor?.on("monitor", (_t, a, source) => { if (!source.startsWith("lua")) sent[a[0]] = (sent[a[0]] ?? 0) + 1; });
   const self0 = procCpu();
   const redis0 = redis.cpu();
   const argv = [
-    SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
+    cli, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
     "--max-pages", String(MAX_PAGES), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
     "--allow-private", "--ca-file", sim.ca, "--user-agent", UA,
     "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
-    "--expected-urls", "1000000",
+    "--expected-urls", "1000000", ...extraArgs,
   ];
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; as execArgv it is inherited by fork() and by
   // worker threads, so every process and thread of the node writes its own profile.
-  const execArgv = profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : [];
+  const execArgv = [...(profileDir ? ["--cpu-prof", `--cpu-prof-dir=${profileDir}`] : []), ...(cli === SHARDCRAWL_CLI ? aNodeArgs : [])];
   const t0 = performance.now();
-  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"] });
+  const env = { ...process.env, ...(cli === SHARDCRAWL_CLI ? aEnv : {}) };
+  const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"], env });
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
   const perPid = new Map();
@@ -109,6 +121,11 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir) {
   const nodeCpu = self1.children - self0.children;
   const pages = readPages(out);
   const fetched = pages.filter((p) => p.status !== null && p.status !== undefined).length;
+  const commands = await redisCommandCount(redis.client);
+  if (monitor) {
+    monitor.disconnect();
+    process.stderr.write(`commands sent per page: ${JSON.stringify(Object.fromEntries(Object.entries(sent).map(([c, n]) => [c, +(n / fetched).toFixed(3)])))}\n`);
+  }
   const memory = await redisMemory(redis.client);
   await redis.stop();
   const byRole = {};
@@ -125,6 +142,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir) {
     scheme, seeds: seedCount, pages: pages.length, fetched, bytes, wallSeconds: wall,
     pagesPerSecond: fetched / wall, cpuSeconds: totalCpu, nodeCpuSeconds: nodeCpu, redisCpuSeconds: redisCpu,
     pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, byRole, redis: memory,
+    redisCommandsPerPage: commands.total / fetched, redisCommands: commands.byCommand,
     truncated: pages.filter((p) => p.truncated).length,
     urls: pages.filter((p) => p.status === 200).map((p) => p.url),
     out,
@@ -141,6 +159,17 @@ function readPages(out) {
     }
   }
   return lines;
+}
+
+/** Commands Redis served during the crawl (INFO commandstats; the bench's own PING is the only other caller). */
+async function redisCommandCount(r) {
+  const byCommand = {};
+  let total = 0;
+  for (const m of (await r.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+    byCommand[m[1]] = Number(m[2]);
+    total += Number(m[2]);
+  }
+  return { total, byCommand };
 }
 
 /** A queue element without its suffix: "\t<depth>[,...]" or one depth byte \x01..\x08 (frontier/element.ts). */
@@ -209,12 +238,46 @@ const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}
   bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
   command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
 });
+/**
+ * A/B: this build (with --a-args added to its crawl flags) and the one at --compare (a
+ * dist/cli/main.js), alternating over the same simweb.
+ */
+async function compareBuilds(cliB) {
+  for (const scheme of opts.schemes.split(",")) {
+    const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
+    try {
+      const runs = { a: [], b: [] };
+      for (let i = 0; i < REPS; i++) {
+        for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
+          const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${k}${i}`), `crawl-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
+          const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
+          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          runs[k].push(run);
+        }
+      }
+      for (const k of ["a", "b"]) {
+        const cmds = {};
+        for (const [c, n] of Object.entries(runs[k][0].redisCommands)) cmds[c] = fmt(n / runs[k][0].fetched, 2);
+        process.stderr.write(`${scheme} ${k === "a" ? "this build" : cliB}: median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s, ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
+      }
+    } finally {
+      await sim.stop();
+    }
+  }
+}
+
+if (opts.compare) {
+  await compareBuilds(opts.compare);
+  rmSync(work, { recursive: true, force: true });
+  process.exit(0);
+}
+
 for (const scheme of opts.schemes.split(",")) {
   const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
   try {
     const runs = [];
     for (let i = 0; i < REPS; i++) {
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`, undefined, SHARDCRAWL_CLI, aArgs);
       process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
       runs.push(run);
     }
@@ -232,7 +295,7 @@ for (const scheme of opts.schemes.split(",")) {
     let profile;
     if (opts.profile) {
       const pdir = join(work, `profiles-${scheme}`);
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir, SHARDCRAWL_CLI, aArgs);
       profile = { ...analyseProfiles(pdir, run.fetched), redisMsPerPage: (run.redisCpuSeconds / run.fetched) * 1000, profiledPagesPerCpuSecond: run.pagesPerCpuSecond };
       process.stderr.write(`${scheme} profile: ${JSON.stringify(profile.msPerPage)}\n`);
     }

@@ -41,7 +41,7 @@ function parseSection(d) {
 function crawlSection(d, prof, parse) {
   const L = [`### One node end to end (median of ${d.reps} runs per scheme; Crawlee: ${d.crawleeReps ?? d.reps})`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
-    `simweb \`polite\` preset, ${d.hosts} hosts (all HTTP, then all HTTPS), default page sizes (median 138 KB, mean 242 KB), bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 1, the default), bodies passed to the parser through the spool, budget ${d.maxPages} pages. simweb runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser with its piscina thread, redis-server with AOF everysec) from /proc.`, "",
+    `simweb \`polite\` preset, ${d.hosts} hosts (all HTTP, then all HTTPS), default page sizes (median 138 KB, mean 242 KB), bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 1, the default), bodies passed to the parser through the spool, budget ${d.maxPages} pages. simweb runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser parsing on its main thread (parserThreads 0, the default), redis-server with AOF everysec) from /proc.`, "",
     "| scheme | pages/s | pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | peak RSS MB (sup/fetch/parse/redis) | undici floor pages/CPU-s | Crawlee pages/CPU-s | shardcrawl vs Crawlee |",
     "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"];
   for (const r of d.results) {
@@ -64,7 +64,7 @@ function crawlSection(d, prof, parse) {
   }
   if (prof) {
     L.push("", `### Where a page's CPU goes (HTTP${prof.results.length > 1 ? " and HTTPS" : ""}, from V8 CPU profiles)`, "",
-      `Command: \`${prof.command}\` (a separate run: \`--cpu-prof\` on the supervisor is inherited by the forked children and the piscina thread; profiling itself inflates the figures, so read the shares, not the absolute ms). Redis from /proc of the same run.${prof.note ? ` Note: ${prof.note}` : ""}`, "");
+      `Command: \`${prof.command}\` (a separate run: \`--cpu-prof\` on the supervisor is inherited by the forked children (and piscina threads, when parserThreads > 0); profiling itself inflates the figures, so read the shares, not the absolute ms). Redis from /proc of the same run.${prof.note ? ` Note: ${prof.note}` : ""}`, "");
     const cats = new Set();
     for (const r of prof.results) for (const k of Object.keys(r.profile?.msPerPage ?? {})) cats.add(k);
     L.push(`| category | ${prof.results.map((r) => `${r.scheme} ms/page | share`).join(" | ")} |`, `| --- | ${prof.results.map(() => "---: | ---:").join(" | ")} |`);

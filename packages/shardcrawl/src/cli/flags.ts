@@ -28,7 +28,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
                               body-idle timeouts are capped by it too)
   --fetchers <n>              fetcher processes (default from the core count)
   --parsers <n>               parser processes (default from the core count)
-  --parser-threads <n>        worker threads per parser process (default 1)
+  --parser-threads <n>        worker threads per parser process (default 0: parse on the main thread)
   --fetcher-concurrency <n>   requests in flight per fetcher process (default 256)
   --redis <url>               use this Redis instead of starting one under --out
   --lease-ttl <ms>            a leased URL returns to its queue if not done by then (default 120000)

@@ -42,7 +42,7 @@ export interface NodeConfig {
   maxDecodedBytes: number;
   fetchers: number;
   parsers: number;
-  /** Worker threads per parser process (piscina). */
+  /** Worker threads per parser process (piscina); 0 parses on the process's main thread. */
   parserThreads: number;
   /** Requests in flight per fetcher process. */
   fetcherConcurrency: number;
@@ -164,7 +164,9 @@ export function defaultConfig(): NodeConfig {
     // Roughly the reference shape (9 fetchers : 6 parsers per 16 vCPU), never fewer than one each.
     fetchers: Math.max(1, Math.round(cores * 0.5)),
     parsers: Math.max(1, Math.round(cores * 0.4)),
-    parserThreads: 1,
+    // Parsing on each parser's main thread costs less CPU per page than a one-thread pool
+    // (no task and result cloning, no thread wake-ups; BENCHMARKS.md): scale with parsers instead.
+    parserThreads: 0,
     fetcherConcurrency: 256,
     timeouts: { connectMs: 10_000, headersMs: 15_000, bodyMs: 15_000, totalMs: 60_000 },
     leaseTtlMs: 120_000,
@@ -227,7 +229,7 @@ export function defaultConfig(): NodeConfig {
 export function validateConfig(c: NodeConfig): string[] {
   const errors: string[] = [];
   const positiveInts: Array<keyof NodeConfig> = [
-    "hostConcurrency", "fetchers", "parsers", "parserThreads", "fetcherConcurrency", "maxPageBytes",
+    "hostConcurrency", "fetchers", "parsers", "fetcherConcurrency", "maxPageBytes",
     "maxDecodedBytes", "leaseTtlMs", "expectedUrls", "parseQueueMax", "maxUrlLength", "maxLinksPerPage",
     "warcMaxFileBytes", "outboxMaxFileBytes", "outboxDedupEntries", "outboxMaxFileAgeMs", "inboxPollMs",
     "acceptedWaitMs", "typicalPageBytes", "writeBufferBytes",
@@ -236,6 +238,7 @@ export function validateConfig(c: NodeConfig): string[] {
     const v = c[k];
     if (typeof v !== "number" || !Number.isInteger(v) || v < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(v)}`);
   }
+  if (!Number.isInteger(c.parserThreads) || c.parserThreads < 0) errors.push(`parserThreads: expected an integer >= 0, got ${JSON.stringify(c.parserThreads)}`);
   if (!Number.isFinite(c.politenessMarginMs) || c.politenessMarginMs < 0) errors.push(`politenessMarginMs: expected milliseconds >= 0, got ${c.politenessMarginMs}`);
   if (!Number.isFinite(c.delayMs) || c.delayMs < 0) errors.push(`delay: expected milliseconds >= 0, got ${c.delayMs}`);
   if (c.maxPages !== undefined && (!Number.isInteger(c.maxPages) || c.maxPages < 1)) errors.push(`max-pages: expected a positive integer, got ${c.maxPages}`);

@@ -184,8 +184,7 @@ export class NodeFrontier {
   }
 
   /** False when the page was no longer ours (recovered and handed to another consumer). */
-  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { outOfScope: number; error: string | null }): Promise<boolean> {
-    if (opts.outOfScope > 0) await this.redis.hincrby(this.frontier.keys.stats, "outOfScope", opts.outOfScope);
+  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { error: string | null }): Promise<boolean> {
     return (await this.frontier.parse.ack(consumer, id, links, opts.error ? { parseError: opts.error } : {})).acked;
   }
 

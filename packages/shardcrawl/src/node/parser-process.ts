@@ -4,14 +4,14 @@
 // so a crash repeats at most the pages in flight, and never loses one. Output waiting for the disk
 // is bounded in bytes (writeBufferBytes): slow storage stops the parser taking pages.
 import { join } from "node:path";
-import { Piscina } from "piscina";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { WarcFileWriter } from "../store/warc-file.js";
 import { StoreWriteError } from "../store/append-file.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
-import type { WorkerLost, WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
+import { parseRunner } from "../parse/parse-runner.js";
 import { unpackWorkerLinks } from "../parse/worker-transfer.js";
 import { readSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
@@ -62,12 +62,7 @@ async function main(): Promise<void> {
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
-  const pool = new Piscina({
-    filename: new URL("../parse/worker.js", import.meta.url).href,
-    workerData: setup,
-    minThreads: config.parserThreads,
-    maxThreads: config.parserThreads,
-  });
+  const pool = await parseRunner(setup, config.parserThreads);
   // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
   const router = config.shard ? new ShardRouter(config.shard) : null;
   const outbox = router ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
@@ -105,7 +100,7 @@ async function main(): Promise<void> {
   // Two stages: parsing (CPU, in the pool, at most maxInFlight pages) and writing (WARC, page log,
   // outbox, then the ack), bounded in bytes by the write buffer. When storage is slow the buffer
   // fills and no new page is taken; the StorageSignal tells the fetchers that is why they wait.
-  const maxInFlight = config.parserThreads * 2;
+  const maxInFlight = Math.max(1, config.parserThreads) * 2;
   const inFlight = new Set<Promise<void>>();
   const writes = new Set<Promise<void>>();
   const budget = new WriteBudget(config.writeBufferBytes);
@@ -137,7 +132,7 @@ async function main(): Promise<void> {
   async function parse(id: string, page: FetchedPage, spool: SpoolRef | undefined): Promise<Parsed | "lost"> {
     const { body, ...meta } = page;
     const task: WorkerTask = spool ? { meta, spool } : { meta, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength) };
-    const res = (await pool.run(task)) as WorkerResult | WorkerLost;
+    const res = await pool.run(task);
     if (res.lost !== undefined) {
       ctx.log(`${page.url}: ${res.lost}; fetching it again`);
       await frontier.refetchPage(consumer, id);
@@ -182,7 +177,9 @@ async function main(): Promise<void> {
       await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }
     const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
-    await frontier.ackPage(consumer, p.id, ownLinks, { outOfScope: res.outOfScope, error: res.error ?? null });
+    await frontier.ackPage(consumer, p.id, ownLinks, { error: res.error ?? null });
+    // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
+    stats.add("outOfScope", res.outOfScope);
   }
 
   /** The page with its body read back from the spool (still referenced: the page is not acked yet). */
@@ -196,7 +193,7 @@ async function main(): Promise<void> {
     await pageLog.append({
       ...line, error: "other", error_detail: `internal parse failure: ${(err as Error).message}`, outlinks: 0,
     }).catch(() => undefined);
-    await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+    await frontier.ackPage(consumer, id, [], { error: "other" });
   }
 
   // Output that cannot be written (disk full, I/O error) pauses this page until it can: the page
@@ -261,7 +258,7 @@ async function main(): Promise<void> {
       if (!page) {
         // A damaged page record: say so and acknowledge it, so the crawl is not stuck on it.
         ctx.log(`page ${id} in the parse queue is damaged: ${"error" in taken ? taken.error : "unknown"}`);
-        await frontier.ackPage(consumer, id, [], { outOfScope: 0, error: "other" });
+        await frontier.ackPage(consumer, id, [], { error: "other" });
         continue;
       }
       const p = handle(id, page, taken.spool).finally(() => inFlight.delete(p));

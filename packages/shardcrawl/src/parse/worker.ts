@@ -1,6 +1,6 @@
-// The piscina worker: everything CPU-heavy about one fetched page happens here, off the parser
-// process's main thread — decode, link extraction, digests, WARC record building and gzip.
-import { workerData } from "node:worker_threads";
+// The parse task: everything CPU-heavy about one fetched page — decode, link extraction, digests,
+// WARC record building and gzip. It runs in a piscina worker (parse/worker-entry.ts), or inline on
+// the parser process's main thread when parserThreads is 0 (parse/inline-parser.ts).
 import { parsePage, type ParseResult } from "./parse-page.js";
 import { buildPageRecords } from "../store/warc-record.js";
 import type { CdxFields } from "../store/cdxj.js";
@@ -43,7 +43,7 @@ export interface WorkerLost {
 }
 
 export interface WorkerResult {
-  facts: PageFacts | null;
+  facts: Omit<PageFacts, "links" | "droppedLinks"> | null;
   contentType: string | null;
   /** A parse failure, or "redirect-limit" for a 3xx not followed because the chain is already maxRedirects long. */
   error: ParseResult["error"] | "redirect-limit" | null;
@@ -62,14 +62,30 @@ export interface WorkerResult {
   lost?: undefined;
 }
 
-const setup = workerData as WorkerSetup;
-const inScope = scopeAllows(setup.scope);
-const hasher = new BloomHasher(setup.bloom);
-const uaToken = productToken(setup.userAgent);
-const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
-const priority = new UrlPrioritizer(setup.priorityRules);
+/**
+ * The task function for one setup. `transfer`: wrap results so piscina moves their buffers to the
+ * main thread (inline, the result is already there).
+ */
+export function makeParseTask(setup: WorkerSetup, transfer: boolean): (task: WorkerTask) => WorkerResult | WorkerLost {
+  const inScope = scopeAllows(setup.scope);
+  const hasher = new BloomHasher(setup.bloom);
+  const uaToken = productToken(setup.userAgent);
+  const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
+  const priority = new UrlPrioritizer(setup.priorityRules);
+  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority, transfer });
+}
 
-export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
+interface TaskContext {
+  setup: WorkerSetup;
+  inScope: (host: string) => boolean;
+  hasher: BloomHasher;
+  uaToken: string;
+  contentDigester: ContentDigester | undefined;
+  priority: UrlPrioritizer;
+  transfer: boolean;
+}
+
+function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority, transfer }: TaskContext): WorkerResult | WorkerLost {
   let body: Buffer;
   if (task.spool) {
     try {
@@ -121,7 +137,8 @@ export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
   }
   const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
   const packed = packWorkerLinks(links, setup.bloom.k);
-  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, ...facts } = parsed;
+  // facts.links and droppedLinks stay here: the links travel packed, and nothing reads the rest.
+  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, ...facts } = parsed;
   const result: WorkerResult = {
     facts,
     contentType,
@@ -137,5 +154,5 @@ export default function parseTask(task: WorkerTask): WorkerResult | WorkerLost {
     outOfScope,
     bodyBytes: body.byteLength,
   };
-  return transferring(result, [warc, packed.numbers, packed.bloom]);
+  return transfer ? transferring(result, [warc, packed.numbers, packed.bloom]) : result;
 }
