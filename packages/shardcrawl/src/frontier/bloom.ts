@@ -1,26 +1,21 @@
 // The seen filter: a Bloom filter whose bits live in Redis strings (see keys.ts, lua/bloom_*.lua)
 // and whose bit positions are computed here, in the client, so Redis only flips bits.
 //
-// Hashing: bloom-filters' enhanced double hashing (`Hashing.doubleHashing(i, a, b, m)`), one line
-// of arithmetic copied below (enhancedDoubleHashing) because loading the library with its
-// dependencies (lodash, long, seedrandom, xxhashjs...) cost ~55 ms of CPU in every process of a
-// node; test/frontier/bloom.test.ts checks it against the library. The library's base hash is NOT
-// used either: measured on this machine,
+// Hashing. bloom-filters' Hashing class does the double hashing (its enhanced double hashing,
+// `doubleHashing(i, a, b, m)`). Its own base hash is NOT used: measured on this machine,
 // `Hashing.hashTwice` (pure-JS xxhashjs h64) costs ~17 us per URL and returns only the low 32 bits
 // of each hash (cuint's toNumber), so it cannot address filters above 2^32 bits -- and a node that
 // sees several hundred million URLs needs several billion bits. The two base hashes are therefore
 // two 48-bit halves of one MD5 (node:crypto, native, ~1.1 us per URL), reduced modulo m before
-// the double hashing, which keeps the arithmetic exact in doubles (a + i*b < 2^53).
+// `doubleHashing`, which keeps the library's arithmetic exact in doubles (a + i*b < 2^53).
 // MD5 is used as a fast, stable mixing function here, not for security.
 import { hash } from "node:crypto";
+import bloomFilters from "bloom-filters";
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
 import type { Scripts } from "./scripts.js";
 
-/** bloom-filters 3.0.4 Hashing.prototype.doubleHashing, verbatim (the scheme's positions depend on it). */
-export function enhancedDoubleHashing(n: number, hashA: number, hashB: number, size: number): number {
-  return Math.abs((hashA + n * hashB + Math.floor((Math.pow(n, 3) - n) / 6)) % size);
-}
+const { Hashing } = bloomFilters;
 
 /** Names the hashing scheme, so a resumed crawl with different code refuses to run. */
 export const BLOOM_SCHEME = "md5-48x2+bloom-filters-edh";
@@ -78,6 +73,7 @@ export function bloomParamsFor(sizing: BloomSizing): BloomParams {
 
 /** Computes the k bit positions of a URL. Cheap to construct; safe to use in worker threads. */
 export class BloomHasher {
+  private readonly hashing = new Hashing();
   private readonly seedPrefix: string;
 
   constructor(readonly params: Pick<BloomParams, "m" | "k" | "seed">) {
@@ -90,7 +86,7 @@ export class BloomHasher {
     const a = digest.readUIntBE(0, 6) % m;
     const b = digest.readUIntBE(6, 6) % m;
     const out = new Array<number>(k);
-    for (let i = 0; i < k; i++) out[i] = enhancedDoubleHashing(i, a, b, m);
+    for (let i = 0; i < k; i++) out[i] = this.hashing.doubleHashing(i, a, b, m);
     return out;
   }
 }

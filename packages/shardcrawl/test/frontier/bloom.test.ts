@@ -5,7 +5,6 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
-import { enhancedDoubleHashing } from "../../src/frontier/bloom.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 
 let server: TestRedis;
@@ -82,23 +81,6 @@ describe("seen filter", () => {
     await expect(Frontier.open(redis, { prefix: "persist:" })).rejects.toThrow(/hashing differs/);
     await redis.set("persist:bf:params", "{oops");
     await expect(Frontier.open(redis, { prefix: "persist:" })).rejects.toThrow(/not JSON/);
-  });
-
-  it("computes the same positions as bloom-filters' doubleHashing (the scheme's arithmetic)", () => {
-    const lib = new bloomFilters.Hashing();
-    const sizes = [7, 1000, 9_585_058, 2 ** 31 + 11, 2 ** 45 - 3];
-    let checked = 0;
-    for (const m of sizes) {
-      for (let s = 0; s < 200; s++) {
-        const a = Math.floor(Math.random() * m);
-        const b = Math.floor(Math.random() * m);
-        for (let i = 0; i < 32; i++) {
-          expect(enhancedDoubleHashing(i, a, b, m)).toBe(lib.doubleHashing(i, a, b, m));
-          checked++;
-        }
-      }
-    }
-    expect(checked).toBe(sizes.length * 200 * 32);
   });
 
   it("hashing cost (printed, not asserted)", async () => {
