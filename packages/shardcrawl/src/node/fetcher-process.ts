@@ -54,7 +54,11 @@ async function main(): Promise<void> {
   });
   // Continuous mode: revisits are conditional and a 304 is recorded without parsing.
   const revisits = RecrawlVisits.forConfig(ctx.redis, config);
-  const spool = new PageSpool(config.out, `${config.nodeName}-f${ctx.index}`);
+  // A body the spool cannot take (disk full) still reaches the parser, inline; a full disk pauses the node.
+  const spool = new PageSpool(config.out, `${config.nodeName}-f${ctx.index}`, async (err) => {
+    if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+    else ctx.log(`spool write failed (${(err as Error).message}); the body goes through Redis`);
+  });
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
   const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();

@@ -2,6 +2,7 @@
 // a segment under out/spool/ and only its reference enters the parse queue; fetcher 0 deletes
 // segments no queued or taken page refers to.
 import { BodySpool, spoolDir, sweepSpool } from "../store/body-spool.js";
+import { StoreWriteError } from "../store/append-file.js";
 import type { HostFeedback } from "../frontier/index.js";
 import type { FetchedPage, Lease } from "../shared/types.js";
 import type { NodeFrontier } from "./open-frontier.js";
@@ -12,14 +13,27 @@ const SWEEP_EVERY_MS = 2_000;
 export class PageSpool {
   private readonly spool: BodySpool;
 
-  constructor(out: string, processName: string) {
+  /** `onWriteError`: told when a body could not be spooled (a full disk pauses the node there). */
+  constructor(out: string, processName: string, private readonly onWriteError: (err: StoreWriteError) => Promise<void> = () => Promise.resolve()) {
     this.spool = new BodySpool(spoolDir(out), processName.replace(/[^A-Za-z0-9._-]/g, "_"));
   }
 
-  /** Spools the body, then completes the lease with the page (an expired lease's body is left to the sweeper). */
+  /**
+   * Spools the body, then completes the lease with the page (an expired lease's body is left to the
+   * sweeper). A body that cannot be spooled (disk full) goes inline through Redis instead, as before
+   * the spool existed: the fetch is kept, not repeated; the parse stage's byte bound still holds.
+   */
   async complete(frontier: NodeFrontier, lease: Lease, end: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
     const { body, ...meta } = page;
-    const spool = await this.spool.put(body);
+    let spool;
+    try {
+      spool = await this.spool.put(body);
+    } catch (err) {
+      if (!(err instanceof StoreWriteError)) throw err;
+      await this.onWriteError(err);
+      await frontier.completeWithPage(lease, end, page, feedback);
+      return;
+    }
     await frontier.completeWithPage(lease, end, { ...meta, spool }, feedback);
   }
 

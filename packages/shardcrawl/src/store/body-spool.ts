@@ -13,6 +13,7 @@ import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
 import { open, readdir, stat, unlink, type FileHandle } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
+import { StoreWriteError } from "./append-file.js";
 
 /** Where a spooled body is and what it must look like. */
 export interface SpoolRef {
@@ -126,6 +127,12 @@ export class BodySpool {
         const { bytesWritten } = await fh.write(body, done, body.byteLength - done, offset + done);
         done += bytesWritten;
       }
+    } catch (err) {
+      // A full disk (or a broken one): the next put starts a new segment rather than retrying a
+      // handle that failed, and the error is a StoreWriteError, so the fetcher pauses the node on
+      // ENOSPC (node/disk-pause.ts); node/page-spool.ts then sends that body inline through Redis.
+      if (seg === this.current) this.current = null;
+      throw new StoreWriteError("spool write", join(this.dir, seg.name), err, false);
     } finally {
       seg.pending--;
       if (seg !== this.current) this.retire(seg);

@@ -1,10 +1,11 @@
 // The body spool: bodies appended to segments, read back only when size and CRC match; segments
 // no page refers to are swept once idle or once their writer is gone.
-import { mkdtempSync, readdirSync, readFileSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, truncateSync, utimesSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { BodySpool, formatSpoolRef, parseSpoolRef, readSpooled, SpoolEntryLost, sweepSpool } from "../../src/store/body-spool.js";
+import { StoreWriteError } from "../../src/store/append-file.js";
 
 const fresh = () => join(mkdtempSync(join(tmpdir(), "spool-")), "spool");
 
@@ -22,6 +23,20 @@ describe("body spool", () => {
     expect(parseSpoolRef(formatSpoolRef(refs[3]!))).toEqual(refs[3]);
     expect(() => parseSpoolRef("../etc/passwd:1:2:3")).toThrow(/invalid spool reference/);
     await spool.close();
+  });
+
+  it("a failed write is a StoreWriteError with its errno, and the next put starts a new segment", async () => {
+    const dir = fresh();
+    const spool = new BodySpool(dir, "node0-f0");
+    rmSync(dir, { recursive: true }); // the segment cannot be created: like a disk that refuses writes
+    const err = await spool.put(Buffer.from("lost")).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(StoreWriteError);
+    expect((err as StoreWriteError).code).toBe("ENOENT");
+    mkdirSync(dir, { recursive: true }); // room again
+    const body = Buffer.from("<html>kept</html>");
+    const ref = await spool.put(body);
+    await spool.close();
+    expect(readSpooled(dir, ref).equals(body)).toBe(true);
   });
 
   it("reports a missing, short or corrupt body as lost", async () => {
