@@ -6,6 +6,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startCrawl, type CrawlRun } from "./crawl.js";
 import type { ChildProcess } from "node:child_process";
+import { prng } from "../../packages/shardcrawl/test/prng.js";
 
 export type KillKind = "fetcher" | "parser" | "supervisor" | "redis" | "node";
 export const KILL_KINDS: readonly KillKind[] = ["fetcher", "parser", "supervisor", "redis", "node"];
@@ -32,18 +33,6 @@ export interface ChaosReport {
   fetchedAtKills: number[];
   final: CrawlRun;
   stderr: string[];
-}
-
-/** mulberry32: a tiny seeded PRNG, so a failing run can be replayed from its seed. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 function alive(pid: number): boolean {

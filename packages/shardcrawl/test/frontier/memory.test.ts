@@ -7,6 +7,7 @@ import { decodeElement, Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 import { MAX_TIER } from "../../src/shared/types.js";
 import { sleep } from "./helpers.js";
+import { prng } from "../prng.js";
 
 let server: TestRedis;
 let redis: Redis;
@@ -18,18 +19,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await server.stop();
 });
-
-/** Deterministic PRNG (mulberry32) so the URL mix is the same in every run. */
-function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const WORDS = ["news", "world", "sport", "business", "tech", "science", "health", "travel", "culture", "opinion", "local",
   "market", "review", "guide", "best", "how", "to", "the", "new", "city", "report", "update", "video", "photos", "election",

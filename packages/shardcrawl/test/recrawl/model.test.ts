@@ -7,17 +7,7 @@ import {
   ContentDigester, DAY_MS, DEFAULT_COST_CONFIG, HostValidators, RecrawlScheduler, ValueTiers, averageFreshness, emptyHistory,
   estimateRate, evidenceOf, freshnessGain, observe, optimalFrequencies, priorAround, regularIntervalEstimate, visitCost,
 } from "../../src/schedule/recrawl/index.js";
-
-/** Seeded uniform [0,1). */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = Math.imul(a ^ (a >>> 15), a | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { prng } from "../prng.js";
 
 /** Visits a Poisson(rate) page at exponential intervals of mean `meanInterval` days; returns its history. */
 function simulateHistory(rate: number, visits: number, meanInterval: number, rand: () => number, irregular = true) {
@@ -44,7 +34,7 @@ describe("freshness arithmetic", () => {
 
 describe("change-rate estimator", () => {
   it("matches Cho & Garcia-Molina's improved estimator closely on long regular histories", () => {
-    const rand = rng(3);
+    const rand = prng(3);
     for (const rate of [0.1, 0.5, 1, 2]) {
       const h = simulateHistory(rate, 2000, 1, rand, false);
       const reference = regularIntervalEstimate(h.observations, h.changes, 1);
@@ -53,7 +43,7 @@ describe("change-rate estimator", () => {
     }
   });
   it("recovers known rates within 25% (median) for pages with 20-60 irregular visits", () => {
-    const rand = rng(5);
+    const rand = prng(5);
     const errors: number[] = [];
     for (let i = 0; i < 400; i++) {
       const rate = Math.exp(Math.log(0.05) + rand() * Math.log(200)); // 0.05 .. 10 per day
@@ -154,7 +144,7 @@ describe("budgeted scheduler", () => {
     const lastByHost = new Map<string, number>();
     const perDay = new Map<number, number>();
     const reasons: Record<string, number> = {};
-    const rand = rng(9);
+    const rand = prng(9);
     for (let t = t0; t < t0 + 6 * DAY_MS; t += 15 * MIN) {
       if (t === t0 + DAY_MS) for (const p of pages.slice(150)) s.add(p.url, p.host, { nowMs: t }); // discovered later
       for (const v of s.plan(t)) {
@@ -191,7 +181,7 @@ describe("budgeted scheduler", () => {
       const visits = new Map<string, number>();
       const reest: string[] = [];
       const probes: string[] = [];
-      const rand = rng(2);
+      const rand = prng(2);
       const last = new Map<string, number>();
       for (let t = t0; t < t0 + 30 * DAY_MS; t += 60 * MIN) {
         for (const v of s.plan(t)) {

@@ -8,6 +8,9 @@ import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { WARCParser } from "warcio";
 import type { FetchedPage } from "../../src/shared/types.js";
+import { prng } from "../prng.js";
+
+export { prng };
 
 export async function tempDir(tag: string): Promise<string> {
   return mkdtemp(join(tmpdir(), `sc-store-${tag}-`));
@@ -23,18 +26,6 @@ export function referenceSha1Base32(data: Uint8Array): string {
     n >>= 5n;
   }
   return `sha1:${out}`;
-}
-
-/** Deterministic PRNG (mulberry32). */
-export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 export function randomBytes(rand: () => number, n: number): Buffer {
