@@ -12,13 +12,7 @@ if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then
   stat('staleAcks', 1)
   return {-1, 0, 0, 0}
 end
-redis.call('DEL', P .. 'pg:' .. ARGV[6])
-redis.call('HDEL', P .. 'pqt', ARGV[6])
-local bytes = tonumber(redis.call('HGET', P .. 'pqb', ARGV[6]) or '0')
-if bytes > 0 then
-  redis.call('HDEL', P .. 'pqb', ARGV[6])
-  stat('parseBytes', -bytes)
-end
+forget_page(ARGV[6])
 stat('parsed', 1)
 if ARGV[7] ~= '' then stat('parseErr:' .. ARGV[7], 1) end
 local added, seen, dropped = add_links(8)

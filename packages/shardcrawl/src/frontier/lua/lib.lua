@@ -224,10 +224,29 @@ local function put_back(host, hk, tier, el)
   queued_add(hk, 1)
 end
 
+-- Deletes a page record of the parse queue (ack or refetch): P pg:<id>, its enqueue time in P pqt
+-- and its bytes in P pqb, which leave the parse stage's byte count (stats parseBytes).
+local function forget_page(id)
+  redis.call('DEL', P .. 'pg:' .. id)
+  redis.call('HDEL', P .. 'pqt', id)
+  local bytes = tonumber(redis.call('HGET', P .. 'pqb', id) or '0')
+  if bytes > 0 then
+    redis.call('HDEL', P .. 'pqb', id)
+    stat('parseBytes', -bytes)
+  end
+end
+
+-- The one-byte depth suffix of a queue element (element.ts: depth 1..8 as \1..\8), or nil.
+local function depth_byte(el)
+  local last = string.byte(el, -1)
+  if last and last >= 1 and last <= 8 then return last end
+  return nil
+end
+
 -- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"; "path\2" (one depth byte, element.ts) -> "path\t2,0,1"
 local function bump_attempt(el)
-  local last = string.byte(el, -1)
-  if last and last >= 1 and last <= 8 then return string.sub(el, 1, -2) .. '\t' .. last .. ',0,1' end
+  local last = depth_byte(el)
+  if last then return string.sub(el, 1, -2) .. '\t' .. last .. ',0,1' end
   local base, suf = string.match(el, '^(.-)\t([%d,]+)$')
   if not base then return el .. '\t0,0,1' end
   local d, h, a = string.match(suf .. ',,', '^(%d*),(%d*),(%d*)')
@@ -305,8 +324,7 @@ local shed_noted = 0
 local function shed_note(reason, host, origin, el)
   local tab = string.find(el, '\t', 1, true)
   if tab then el = string.sub(el, 1, tab - 1) end
-  local last = string.byte(el, -1)
-  if last and last >= 1 and last <= 8 then el = string.sub(el, 1, -2) end -- one depth byte (element.ts)
+  if depth_byte(el) then el = string.sub(el, 1, -2) end
   if origin and string.sub(el, 1, 1) == '/' then el = origin .. el end
   redis.call('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
   shed_noted = shed_noted + 1

@@ -8,15 +8,8 @@
 -- Returns: 1 | 0 when the page was not in this consumer's in-flight list (nothing is changed) |
 --          -1 when the page kept no queue element (its body was in Redis): it is deleted.
 if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then return 0 end
-local pk = P .. 'pg:' .. ARGV[6]
-local v = redis.call('HMGET', pk, 'h', 't', 'e')
-redis.call('DEL', pk)
-redis.call('HDEL', P .. 'pqt', ARGV[6])
-local bytes = tonumber(redis.call('HGET', P .. 'pqb', ARGV[6]) or '0')
-if bytes > 0 then
-  redis.call('HDEL', P .. 'pqb', ARGV[6])
-  stat('parseBytes', -bytes)
-end
+local v = redis.call('HMGET', P .. 'pg:' .. ARGV[6], 'h', 't', 'e')
+forget_page(ARGV[6])
 stat('spoolLost', 1)
 if not (v[1] and v[2] and v[3]) then return -1 end
 local host, tier, el = v[1], v[2], v[3]
