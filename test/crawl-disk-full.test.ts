@@ -12,8 +12,8 @@ import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { startRedis, type TestRedis } from "./harness/redis.js";
 import { readPageLog, readRequestLog, readWarcResponses, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
 import { statusOf, type NodeStatus } from "./harness/chaos.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const FETCHER_CONCURRENCY = 8;
 
 const dir = mkdtempSync(join(tmpdir(), "sc-disk-full-"));

@@ -13,9 +13,9 @@ import { startRedis, type TestRedis } from "./harness/redis.js";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { startCrawl, simwebFlags, writeSeeds, type CrawlRun } from "./harness/crawl.js";
 import { flowSimConfig, writeSimConfig } from "./flow-support.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const HEADROOM = 2 * 1024 * 1024;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("flow: unlimited links under a Redis memory budget", () => {
   let sim: SimwebProcess;

@@ -12,6 +12,8 @@ import { startRedis, type TestRedis } from "./harness/redis.js";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { startCrawl, simwebFlags, writeSeeds, type CrawlRun } from "./harness/crawl.js";
 import { flowSimConfig, writeSimConfig } from "./flow-support.js";
+import { setTimeout as sleep } from "node:timers/promises";
+import { rssOf } from "./harness/proc-rss.js";
 
 const PARSE_MAX = 8;
 const FETCHER_CONCURRENCY = 8;
@@ -19,13 +21,6 @@ const WRITE_BUFFER = 40 * 1024;
 const PAGES = 50;
 
 interface Sample { pq: number; redisBytes: number; parserRss: number; fetcherRss: number }
-
-function rssOf(pid: number): number {
-  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
-  return m ? Number(m[1]) * 1024 : 0;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("flow: slow storage", () => {
   let sim: SimwebProcess;

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
 import { nodeRedisUrl, statusOf } from "./harness/chaos.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const PREFIX = "sc:";
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 interface HeldLease {
   id: string;

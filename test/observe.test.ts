@@ -16,8 +16,8 @@ import { ROOT, SHARDCRAWL, TEST_UA, readPageLog, writeSeeds } from "./harness/cr
 import { flowSimConfig, writeSimConfig } from "./flow-support.js";
 import { EXIT_CODES } from "../packages/shardcrawl/src/node/exit-codes.js";
 import { CHROMIUM, dashboardExprs, exportedFamilies, missingTool, promtool } from "./harness/tools.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const noChromium = missingTool(CHROMIUM);
 const noPromtool = missingTool("promtool");
 const SHOTS = join(ROOT, "tmp");

@@ -10,9 +10,9 @@ import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, readRequestLog, runCrawl, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
 import { statusOf } from "./harness/chaos.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 const DELAY_MS = 20;
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 describe("spool files lost in a crash", () => {
   let sim: SimwebProcess;

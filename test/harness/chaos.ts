@@ -7,6 +7,7 @@ import { join } from "node:path";
 import { startCrawl, type CrawlRun } from "./crawl.js";
 import type { ChildProcess } from "node:child_process";
 import { prng } from "../../packages/shardcrawl/test/prng.js";
+import { setTimeout as sleep } from "node:timers/promises";
 
 export type KillKind = "fetcher" | "parser" | "supervisor" | "redis" | "node";
 export const KILL_KINDS: readonly KillKind[] = ["fetcher", "parser", "supervisor", "redis", "node"];
@@ -59,8 +60,6 @@ function kill9(pid: number | undefined): boolean {
     return false;
   }
 }
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export interface NodeStatus {
   children: Array<{ role: string; index: number; pid?: number }>;

@@ -10,6 +10,17 @@ export interface RssPeak {
   samples: number;
 }
 
+/** RSS in bytes of one process from its VmRSS line, or null when it has none (a kernel thread). */
+function vmRss(pid: number | string): number | null {
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+  return m ? Number(m[1]) * 1024 : null;
+}
+
+/** RSS in bytes of one process (0 when /proc shows none). */
+export function rssOf(pid: number): number {
+  return vmRss(pid) ?? 0;
+}
+
 /** RSS in bytes of each live process whose process group is `pgid`. */
 export function groupRss(pgid: number): Array<{ pid: number; comm: string; rss: number }> {
   const out: Array<{ pid: number; comm: string; rss: number }> = [];
@@ -22,8 +33,8 @@ export function groupRss(pgid: number): Array<{ pid: number; comm: string; rss: 
       // Fields after the command: state ppid pgrp ...
       const [state, , pgrp] = stat.slice(close + 2).split(" ");
       if (Number(pgrp) !== pgid || state === "Z") continue;
-      const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${name}/status`, "utf8"));
-      if (m) out.push({ pid: Number(name), comm, rss: Number(m[1]) * 1024 });
+      const rss = vmRss(name);
+      if (rss !== null) out.push({ pid: Number(name), comm, rss });
     } catch {
       // the process ended between readdir and read
     }
