@@ -85,6 +85,18 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
 
   const isPage = (e: LogLine) => e.method === "GET" && e.path !== "/robots.txt" && e.path !== "/sitemap.xml";
   const urlOf = (e: LogLine) => `${e.scheme}://${e.host}${e.path}`;
+  /** Each 200/304 page response in log order, with simweb's version of the page then and at the previous visit. */
+  function* visits(): Generator<{ e: LogLine; url: string; v: number; prev: number | undefined }> {
+    const last = new Map<string, number>();
+    for (const e of log.filter(isPage)) {
+      if (e.status !== 200 && e.status !== 304) continue;
+      const url = urlOf(e);
+      const v = world.pageVersionAt(url, e.sim as number);
+      const prev = last.get(url);
+      last.set(url, v);
+      yield { e, url, v, prev };
+    }
+  }
   const hasValidators = (host: string) => world.model(world.hosts().find((h) => h.name === host)!.index).has.has("validators");
 
   test("the node ran until stopped and was polite to every host", () => {
@@ -126,13 +138,7 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
     let unchangedOnValidatorHosts = 0;
     let notModified = 0;
     let notModifiedNoChurn = 0;
-    const last = new Map<string, number>();
-    for (const e of log.filter(isPage)) {
-      if (e.status !== 200 && e.status !== 304) continue;
-      const url = urlOf(e);
-      const v = world.pageVersionAt(url, e.sim as number);
-      const prev = last.get(url);
-      last.set(url, v);
+    for (const { e, url, v, prev } of visits()) {
       if (e.status === 304) {
         expect(hasValidators(e.host)).toBe(true);
         notModified++;
@@ -160,13 +166,7 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
 
   test("detected changes match simweb's ground truth; content-only churn is not a change", async () => {
     const truth = new Map<string, { observations: number; changes: number }>();
-    const last = new Map<string, number>();
-    for (const e of log.filter(isPage)) {
-      if (e.status !== 200 && e.status !== 304) continue;
-      const url = urlOf(e);
-      const v = world.pageVersionAt(url, e.sim as number);
-      const prev = last.get(url);
-      last.set(url, v);
+    for (const { url, v, prev } of visits()) {
       if (prev === undefined) continue;
       const t = truth.get(url) ?? { observations: 0, changes: 0 };
       t.observations++;
