@@ -35,7 +35,6 @@ export interface SocketFacts {
   dnsMs?: number;
   connectMs?: number;
   tlsMs?: number;
-  tlsSessionReused?: boolean;
   /** Requests written on this socket so far (connection timings belong to the first). */
   requestsSent: number;
   /** HTTP version of the latest response status line, e.g. "1.1". */
@@ -165,8 +164,7 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): Connector
                 counters.opened++;
                 if (https) {
                   facts.tlsMs = performance.now() - connectedAt;
-                  facts.tlsSessionReused = (sock as TLSSocket).isSessionReused();
-                  if (facts.tlsSessionReused) counters.tlsResumed++;
+                  if ((sock as TLSSocket).isSessionReused()) counters.tlsResumed++;
                   else counters.tlsHandshakes++;
                 }
                 watchStatusLine(sock, facts);

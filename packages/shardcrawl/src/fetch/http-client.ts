@@ -95,8 +95,6 @@ export interface FetchSuccess {
   ip?: string;
   /** True when the request went over a connection opened earlier. */
   reusedConnection: boolean;
-  /** On the first request of a TLS connection: whether its handshake resumed a cached session. */
-  tlsSessionReused?: boolean;
   timings: FetchTimings;
 }
 
@@ -410,7 +408,6 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       ...withoutUndefined(extra),
     };
     if (facts?.ip) out.ip = facts.ip;
-    if (this.firstOnSocket && facts?.tlsSessionReused !== undefined) out.tlsSessionReused = facts.tlsSessionReused;
     const location = this.status >= 300 && this.status < 400 ? resolveLocation(this.rawHeaders, this.url) : undefined;
     if (location !== undefined) out.location = location;
     this.resolve(out);
