@@ -278,7 +278,6 @@ async function main(): Promise<void> {
       await Promise.race([sleep(Math.max(2, Math.min(wait ?? 250, 250))), woken, ctx.stopRequested]);
     }
   }
-  await flushBlocked(true);
   clearInterval(ttlSync);
   await leaseTtl.sync().catch(() => undefined);
   await keeper?.stop();
@@ -286,6 +285,7 @@ async function main(): Promise<void> {
   await Promise.all([...inFlight]);
   // After the in-flight fetches: a body spooled but not yet queued must not be swept as unreferenced.
   await (sweeper ? sweeper.stop() : spool.close());
+  // Once, at the very end: blocked time, and the connections the last fetches opened.
   await flushBlocked(true);
   await pageLog.close();
   await stats.close();
