@@ -129,26 +129,22 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
   mkdirSync(dir, { recursive: true });
   const connPath = join(dir, "connection.json");
   let conn: ConnectionFile | null = null;
-  if (existsSync(connPath)) {
-    const prev = JSON.parse(readFileSync(connPath, "utf8")) as ConnectionFile;
-    if (isRedisServer(prev.pid)) {
-      // Our previous Redis outlived its supervisor. It may still be loading its AOF: wait for it.
-      // Never start a second server on the same AOF files while it lives.
-      const deadline = Date.now() + 60_000;
-      while (Date.now() < deadline && isRedisServer(prev.pid) && !(await ping(urlOf(prev), 1000))) await sleep(200);
-      if (isRedisServer(prev.pid) && (await ping(urlOf(prev), 2000))) conn = prev;
-      else if (isRedisServer(prev.pid)) {
-        process.kill(prev.pid, "SIGKILL");
-        while (isRedisServer(prev.pid)) await sleep(50);
-      }
+  const prev = existsSync(connPath) ? (JSON.parse(readFileSync(connPath, "utf8")) as ConnectionFile) : null;
+  if (prev && isRedisServer(prev.pid)) {
+    // Our previous Redis outlived its supervisor. It may still be loading its AOF: wait for it.
+    // Never start a second server on the same AOF files while it lives.
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline && isRedisServer(prev.pid) && !(await ping(urlOf(prev), 1000))) await sleep(200);
+    if (isRedisServer(prev.pid) && (await ping(urlOf(prev), 2000))) conn = prev;
+    else if (isRedisServer(prev.pid)) {
+      process.kill(prev.pid, "SIGKILL");
+      while (isRedisServer(prev.pid)) await sleep(50);
     }
-    // A server connection.json does not name may still run on our files: never run two.
-    if (!conn) await stopStrays(redisServersIn(dir));
-    // Reuse port and password when we can, so anything still holding the old URL reconnects.
-    if (!conn && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0 };
-  } else {
-    await stopStrays(redisServersIn(dir));
   }
+  // A server connection.json does not name may still run on our files: never run two.
+  if (!conn) await stopStrays(redisServersIn(dir));
+  // Reuse port and password when we can, so anything still holding the old URL reconnects.
+  if (!conn && prev && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0 };
   if (!conn || conn.pid === 0) {
     conn ??= { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0 };
     await spawnRedis(dir, conn, opts, connPath);
