@@ -99,6 +99,8 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
   const perPid = new Map();
+  // (CPU of every node process so far, pages fetched so far) pairs for the steady-state window.
+  const marks = [];
   const sample = () => {
     for (const pid of [proc.pid, ...descendants(proc.pid), redis.pid]) {
       const c = procCpu(pid);
@@ -108,6 +110,9 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
       prev.peak = Math.max(prev.peak, procMem(pid));
       perPid.set(pid, prev);
     }
+    // A process that exited keeps its last figure in perPid, so the sum never goes back.
+    const cpu = [...perPid.entries()].reduce((n, [pid, p]) => n + (pid === redis.pid ? redis.cpu() - redis0 : p.cpu), 0);
+    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, fetched: Number(n ?? 0) }), () => undefined);
   };
   const timer = setInterval(sample, 200);
   const code = await new Promise((r) => proc.once("exit", r));
@@ -126,6 +131,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     monitor.disconnect();
     process.stderr.write(`commands sent per page: ${JSON.stringify(Object.fromEntries(Object.entries(sent).map(([c, n]) => [c, +(n / fetched).toFixed(3)])))}\n`);
   }
+  const statFetched = Number((await redis.client.hget("sc:stats", "fetched")) ?? 0);
   const memory = await redisMemory(redis.client);
   await redis.stop();
   const byRole = {};
@@ -138,15 +144,32 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   byRole.redis.cpuSeconds = redisCpu;
   const totalCpu = nodeCpu + redisCpu;
   const bytes = pages.reduce((n, p) => n + (p.bytes ?? 0), 0);
+  const steady = steadyWindow(marks, statFetched);
   return {
     scheme, seeds: seedCount, pages: pages.length, fetched, bytes, wallSeconds: wall,
     pagesPerSecond: fetched / wall, cpuSeconds: totalCpu, nodeCpuSeconds: nodeCpu, redisCpuSeconds: redisCpu,
-    pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, byRole, redis: memory,
+    pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, steady, byRole, redis: memory,
     redisCommandsPerPage: commands.total / fetched, redisCommands: commands.byCommand,
     truncated: pages.filter((p) => p.truncated).length,
     urls: pages.filter((p) => p.status === 200).map((p) => p.url),
     out,
   };
+}
+
+/**
+ * Pages per CPU-second while the crawl runs at full speed: between the samples where STEADY_FROM
+ * and STEADY_TO of its pages were fetched, so process start, module loading and the drain at the
+ * end are left out (what a long crawl pays per page). Crawlee's peer reports the same window.
+ */
+const STEADY_FROM = 0.2;
+const STEADY_TO = 0.9;
+function steadyWindow(marks, total) {
+  const a = marks.find((m) => m.fetched >= STEADY_FROM * total);
+  const b = marks.findLast((m) => m.fetched <= STEADY_TO * total);
+  if (!a || !b || b.fetched - a.fetched < 0.3 * total || b.cpu <= a.cpu) return undefined;
+  const pages = b.fetched - a.fetched;
+  const cpu = b.cpu - a.cpu;
+  return { from: STEADY_FROM, to: STEADY_TO, pages, cpuSeconds: cpu, pagesPerCpuSecond: pages / cpu, cpuMsPerPage: (cpu / pages) * 1000 };
 }
 
 function readPages(out) {
@@ -251,14 +274,14 @@ async function compareBuilds(cliB) {
         for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
           const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${k}${i}`), `crawl-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
           runs[k].push(run);
         }
       }
       for (const k of ["a", "b"]) {
         const cmds = {};
         for (const [c, n] of Object.entries(runs[k][0].redisCommands)) cmds[c] = fmt(n / runs[k][0].fetched, 2);
-        process.stderr.write(`${scheme} ${k === "a" ? "this build" : cliB}: median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s, ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
+        process.stderr.write(`${scheme} ${k === "a" ? "this build" : cliB}: median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s (steady ${fmt(median(runs[k].map((r) => r.steady?.pagesPerCpuSecond ?? NaN)))}), ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
       }
     } finally {
       await sim.stop();
@@ -278,7 +301,7 @@ for (const scheme of opts.schemes.split(",")) {
     const runs = [];
     for (let i = 0; i < REPS; i++) {
       const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`, undefined, SHARDCRAWL_CLI, aArgs);
-      process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
+      process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, steady ${fmt(run.steady?.pagesPerCpuSecond)} (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
       runs.push(run);
     }
     const urls = runs[0].urls;
@@ -307,9 +330,15 @@ for (const scheme of opts.schemes.split(",")) {
         pagesPerSecond: median(runs.map((r) => r.pagesPerSecond)),
         pagesPerCpuSecond: median(runs.map((r) => r.pagesPerCpuSecond)),
         cpuMsPerPage: median(runs.map((r) => r.cpuMsPerPage)),
+        steadyPagesPerCpuSecond: median(runs.map((r) => r.steady?.pagesPerCpuSecond ?? NaN)),
+        steadyCpuMsPerPage: median(runs.map((r) => r.steady?.cpuMsPerPage ?? NaN)),
       },
       undiciFloor: { runs: floors, pagesPerCpuSecond: median(floors.map((f) => f.pagesPerCpuSecond)), cpuMsPerPage: median(floors.map((f) => f.cpuMsPerPage)) },
-      crawlee: { runs: crawlee, pagesPerCpuSecond: ok.length ? median(ok.map((c) => c.pagesPerCpuSecond)) : undefined },
+      crawlee: {
+        runs: crawlee,
+        pagesPerCpuSecond: ok.length ? median(ok.map((c) => c.pagesPerCpuSecond)) : undefined,
+        steadyPagesPerCpuSecond: ok.some((c) => c.steady) ? median(ok.filter((c) => c.steady).map((c) => c.steady.pagesPerCpuSecond)) : undefined,
+      },
       profile,
     });
     save();

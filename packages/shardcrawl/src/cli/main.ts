@@ -1,18 +1,10 @@
 #!/usr/bin/env node
 // shardcrawl's command line. `crawl` runs one node until its frontier drains; `node` runs the same
 // engine as a long-lived node from a config file.
-import { CRAWL_USAGE, UsageError, parseCrawlFlags } from "./flags.js";
-import { loadNodeConfigFile } from "./config-file.js";
-import { runNode } from "../node/supervisor.js";
+// Each command's module (and what it pulls in: the node engine, the status server, prom-client...)
+// is imported only when that command runs, so a node process does not pay for the others at start.
+import { UsageError } from "./flags.js";
 import { exitCodeFor } from "../node/exit-codes.js";
-import { SHARD_FLAGS_USAGE, takeShardFlags } from "./shard-flags.js";
-import { SHARD_USAGE, runShardCommand } from "./shard-command.js";
-import { INGEST_USAGE, runIngestCommand } from "./ingest-command.js";
-import { STATUS_USAGE, runStatusCommand } from "./status-command.js";
-import { CLUSTER_USAGE, runClusterCommand } from "./cluster-command.js";
-import { loadClusterFile } from "./cluster-file.js";
-import { REHOME_USAGE, runRehomeCommand } from "./rehome-command.js";
-import { INSPECT_USAGE, runInspectCommand } from "./inspect-command.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
@@ -34,15 +26,15 @@ commands:
 run "shardcrawl crawl --help" for the crawl flags.
 `;
 
-function usageOf(cmd: string | undefined): string {
+async function usageOf(cmd: string | undefined): Promise<string> {
   switch (cmd) {
-    case "crawl": return CRAWL_USAGE + SHARD_FLAGS_USAGE;
-    case "shard": return SHARD_USAGE;
-    case "ingest": return INGEST_USAGE;
-    case "status": return STATUS_USAGE;
-    case "cluster": return CLUSTER_USAGE;
-    case "rehome": return REHOME_USAGE;
-    case "inspect": return INSPECT_USAGE;
+    case "crawl": return (await import("./flags.js")).CRAWL_USAGE + (await import("./shard-flags.js")).SHARD_FLAGS_USAGE;
+    case "shard": return (await import("./shard-command.js")).SHARD_USAGE;
+    case "ingest": return (await import("./ingest-command.js")).INGEST_USAGE;
+    case "status": return (await import("./status-command.js")).STATUS_USAGE;
+    case "cluster": return (await import("./cluster-command.js")).CLUSTER_USAGE;
+    case "rehome": return (await import("./rehome-command.js")).REHOME_USAGE;
+    case "inspect": return (await import("./inspect-command.js")).INSPECT_USAGE;
     default: return USAGE;
   }
 }
@@ -51,6 +43,9 @@ async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
     case "crawl": {
+      const { takeShardFlags } = await import("./shard-flags.js");
+      const { parseCrawlFlags } = await import("./flags.js");
+      const { runNode } = await import("../node/supervisor.js");
       const { rest: crawlArgs, shard } = takeShardFlags(rest);
       const config = parseCrawlFlags(crawlArgs);
       if (shard) {
@@ -62,6 +57,7 @@ async function main(argv: string[]): Promise<number> {
       return exitCodeFor((await runNode(config)).reason);
     }
     case "node": {
+      const { runNode } = await import("../node/supervisor.js");
       const arg = (flag: string) => {
         const i = rest.indexOf(flag);
         return i >= 0 ? rest[i + 1] : undefined;
@@ -72,30 +68,32 @@ async function main(argv: string[]): Promise<number> {
         // One cluster file for every node (docker-compose, systemd): pick this node by name.
         const name = arg("--name");
         if (!name) throw new UsageError("node: --cluster <file> needs --name <node>");
+        const { loadClusterFile } = await import("./cluster-file.js");
         const node = loadClusterFile(clusterFile).nodes.find((n) => n.name === name);
         if (!node) throw new UsageError(`node: ${clusterFile} has no node named ${JSON.stringify(name)}`);
         return exitCodeFor((await runNode(node.config)).reason);
       }
       if (!file) throw new UsageError("node: --config <file> (or --cluster <file> --name <node>) is required");
+      const { loadNodeConfigFile } = await import("./config-file.js");
       return exitCodeFor((await runNode(loadNodeConfigFile(file))).reason);
     }
     case "shard":
-      return runShardCommand(rest);
+      return (await import("./shard-command.js")).runShardCommand(rest);
     case "ingest":
-      return runIngestCommand(rest);
+      return (await import("./ingest-command.js")).runIngestCommand(rest);
     case "status":
-      return runStatusCommand(rest);
+      return (await import("./status-command.js")).runStatusCommand(rest);
     case "cluster":
-      return runClusterCommand(rest);
+      return (await import("./cluster-command.js")).runClusterCommand(rest);
     case "rehome":
-      return runRehomeCommand(rest);
+      return (await import("./rehome-command.js")).runRehomeCommand(rest);
     case "inspect":
-      return runInspectCommand(rest);
+      return (await import("./inspect-command.js")).runInspectCommand(rest);
     case "help":
     case "--help":
     case "-h":
     case undefined:
-      process.stdout.write(usageOf(rest[0]));
+      process.stdout.write(await usageOf(rest[0]));
       return cmd === undefined ? 2 : 0;
     default:
       throw new UsageError(`unknown command ${JSON.stringify(cmd)}`);
@@ -104,10 +102,10 @@ async function main(argv: string[]): Promise<number> {
 
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
-  (err: unknown) => {
+  async (err: unknown) => {
     if (err instanceof UsageError) {
       if (err.message) process.stderr.write(`shardcrawl: ${err.message}\n\n`);
-      process.stderr.write(usageOf(process.argv[2]));
+      process.stderr.write(await usageOf(process.argv[2]));
       process.exit(2);
     }
     process.stderr.write(`shardcrawl: ${(err as Error).message ?? String(err)}\n`);
