@@ -111,8 +111,10 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
       perPid.set(pid, prev);
     }
     // A process that exited keeps its last figure in perPid, so the sum never goes back.
-    const cpu = [...perPid.entries()].reduce((n, [pid, p]) => n + (pid === redis.pid ? redis.cpu() - redis0 : p.cpu), 0);
-    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, fetched: Number(n ?? 0) }), () => undefined);
+    const roles = {};
+    for (const [pid, p] of perPid) roles[p.role] = (roles[p.role] ?? 0) + (pid === redis.pid ? redis.cpu() - redis0 : p.cpu);
+    const cpu = Object.values(roles).reduce((n, c) => n + c, 0);
+    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, roles, fetched: Number(n ?? 0) }), () => undefined);
   };
   const timer = setInterval(sample, 200);
   const code = await new Promise((r) => proc.once("exit", r));
@@ -169,7 +171,8 @@ function steadyWindow(marks, total) {
   if (!a || !b || b.fetched - a.fetched < 0.3 * total || b.cpu <= a.cpu) return undefined;
   const pages = b.fetched - a.fetched;
   const cpu = b.cpu - a.cpu;
-  return { from: STEADY_FROM, to: STEADY_TO, pages, cpuSeconds: cpu, pagesPerCpuSecond: pages / cpu, cpuMsPerPage: (cpu / pages) * 1000 };
+  const msPerPageByRole = Object.fromEntries(Object.keys(b.roles).map((r) => [r, (((b.roles[r] ?? 0) - (a.roles[r] ?? 0)) / pages) * 1000]));
+  return { from: STEADY_FROM, to: STEADY_TO, pages, cpuSeconds: cpu, pagesPerCpuSecond: pages / cpu, cpuMsPerPage: (cpu / pages) * 1000, msPerPageByRole };
 }
 
 function readPages(out) {
@@ -274,7 +277,7 @@ async function compareBuilds(cliB) {
         for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
           const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${k}${i}`), `crawl-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
           runs[k].push(run);
         }
       }
