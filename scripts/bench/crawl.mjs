@@ -239,10 +239,10 @@ async function redisMemory(r) {
 }
 
 /** The floor of HTTP cost: a bare undici GET loop over the same URLs in a child process. */
-function undiciFloor(sim, urls, scheme) {
+function undiciFloor(sim, urls, scheme, fresh = false) {
   const file = join(work, `floor-urls-${scheme}.json`);
   writeFileSync(file, JSON.stringify(urls));
-  const r = spawnSync(process.execPath, [new URL("./undici-floor.mjs", import.meta.url).pathname, "--urls", file, "--ip", sim.ip, "--http", String(sim.http), "--https", String(sim.https), "--ca", sim.ca, "--cut", String(CUT)], { encoding: "utf8", maxBuffer: 16 << 20 });
+  const r = spawnSync(process.execPath, [new URL("./undici-floor.mjs", import.meta.url).pathname, "--urls", file, "--ip", sim.ip, "--http", String(sim.http), "--https", String(sim.https), "--ca", sim.ca, "--cut", String(CUT), ...(fresh ? ["--fresh-connections"] : [])], { encoding: "utf8", maxBuffer: 16 << 20 });
   if (r.status !== 0) throw new Error(`undici floor: ${r.stderr}`);
   return JSON.parse(r.stdout);
 }
@@ -311,6 +311,11 @@ for (const scheme of opts.schemes.split(",")) {
     const floors = [];
     for (let i = 0; i < REPS && !opts["skip-peers"]; i++) floors.push(undiciFloor(sim, urls, scheme));
     process.stderr.write(`${scheme} undici floor: ${fmt(median(floors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
+    // The same loop with a new connection for every request (sessions resumed): the HTTP cost of a
+    // page when per-host delays outlast keep-alive, as in a crawl of many domains at 70 s each.
+    const freshFloors = [];
+    for (let i = 0; i < REPS && !opts["skip-peers"]; i++) freshFloors.push(undiciFloor(sim, urls, scheme, true));
+    process.stderr.write(`${scheme} undici floor, a new connection per page: ${fmt(median(freshFloors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
     const crawlee = [];
     for (let i = 0; i < CRAWLEE_REPS && !opts["skip-peers"]; i++) {
       const c = crawleePeer(sim, scheme, join(work, `seeds-${scheme}.txt`));
@@ -337,6 +342,7 @@ for (const scheme of opts.schemes.split(",")) {
         steadyCpuMsPerPage: median(runs.map((r) => r.steady?.cpuMsPerPage ?? NaN)),
       },
       undiciFloor: { runs: floors, pagesPerCpuSecond: median(floors.map((f) => f.pagesPerCpuSecond)), cpuMsPerPage: median(floors.map((f) => f.cpuMsPerPage)) },
+      undiciFreshConnectionFloor: { runs: freshFloors, pagesPerCpuSecond: median(freshFloors.map((f) => f.pagesPerCpuSecond)), cpuMsPerPage: median(freshFloors.map((f) => f.cpuMsPerPage)) },
       crawlee: {
         runs: crawlee,
         pagesPerCpuSecond: ok.length ? median(ok.map((c) => c.pagesPerCpuSecond)) : undefined,

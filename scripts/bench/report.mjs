@@ -70,7 +70,9 @@ function crawlSection(d, prof, parse) {
   for (const r of d.results) {
     const parseMs = simweb ? 1000 / simweb.shardcrawl.pagesPerCpuSecond : NaN;
     const floorMs = r.undiciFloor?.cpuMsPerPage;
-    L.push(`- ${r.scheme}: bare undici GET loop ${f2(floorMs)} ms/page + parse-only ${f2(parseMs)} ms/page (simweb mix, parse bench) = ${f2(floorMs + parseMs)} ms/page; the crawler spends ${f2(r.median.cpuMsPerPage)} ms/page, ${f1(r.median.cpuMsPerPage / (floorMs + parseMs))}x the sum.`);
+    const steadyMs = r.median.steadyCpuMsPerPage;
+    const fresh = r.undiciFreshConnectionFloor?.cpuMsPerPage;
+    L.push(`- ${r.scheme}: bare undici GET loop ${f2(floorMs)} ms/page + parse-only ${f2(parseMs)} ms/page (simweb mix, parse bench) = ${f2(floorMs + parseMs)} ms/page; the crawler spends ${f2(r.median.cpuMsPerPage)} ms/page over the whole run, ${f1(r.median.cpuMsPerPage / (floorMs + parseMs))}x the sum${Number.isFinite(steadyMs) ? `, and ${f2(steadyMs)} ms/page in steady state, ${f1(steadyMs / (floorMs + parseMs))}x the sum` : ""}.${Number.isFinite(fresh) ? ` The same GET loop with a new connection for every request (TLS sessions resumed; what a page costs when a host's next turn comes after keep-alive has closed, as at the reference crawl's 70 s per-domain delay): ${f2(fresh)} ms/page.` : ""}`);
   }
   const red = d.results[0]?.runs[0]?.redis;
   if (red) {
