@@ -63,12 +63,12 @@ function seedsFor(sim, file) {
 
 function roleOf(pid, redisPid) {
   if (pid === redisPid) return "redis";
-  const cmd = procCmd(pid).join(" ");
-  if (cmd.includes("main.js")) return "supervisor"; // first: its flags may name fetchers or parsers
-  if (cmd.includes("fetcher")) return "fetcher";
-  if (cmd.includes("parser")) return "parser";
-  if (cmd.includes("main.js")) return "supervisor";
-  return cmd.split(" ")[0] || "other";
+  // By the script's file name, not the whole command line: a checkout's path may contain "fetcher".
+  const script = procCmd(pid).find((a) => a.endsWith(".js"))?.split("/").pop() ?? "";
+  if (script === "main.js") return "supervisor";
+  if (script.startsWith("fetcher")) return "fetcher";
+  if (script.startsWith("parser")) return "parser";
+  return procCmd(pid)[0] || "other";
 }
 
 /** One crawl run; samples every process of the node while it runs. */
