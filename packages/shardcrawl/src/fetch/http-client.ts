@@ -83,8 +83,10 @@ export interface FetchSuccess {
   requestLine: string;
   /** Request headers actually written, in order. */
   requestHeaders: Array<[string, string]>;
-  /** Body as received (content-encoding not removed), at most maxBodyBytes. */
-  body: Buffer;
+  /** Body as received (content-encoding not removed), at most maxBodyBytes (joined on first read). */
+  readonly body: Buffer;
+  /** The body in the pieces it arrived in (what `body` joins): written out without joining. */
+  bodyPieces: readonly Buffer[];
   truncated?: "length" | "time";
   /** When truncated: "time", which timer cut the body (body-timeout or total-timeout). */
   errorClass?: FetchErrorClass;
@@ -392,7 +394,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     }
     if (this.headersAt !== undefined) timings.ttfb = ms(this.headersAt - this.started);
     const { requestLine, requestHeaders } = parseHeaderBlock(this.headerBlock);
-    const out: FetchSuccess = {
+    const out: Omit<FetchSuccess, "body"> = {
       ok: true,
       url: this.url.href,
       fetchedAt: this.fetchedAt,
@@ -402,7 +404,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       headers: this.rawHeaders,
       requestLine,
       requestHeaders,
-      body: Buffer.concat(this.chunks, this.received),
+      bodyPieces: this.chunks,
       reusedConnection: !this.firstOnSocket,
       timings,
       ...withoutUndefined(extra),
@@ -410,8 +412,17 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     if (facts?.ip) out.ip = facts.ip;
     const location = this.status >= 300 && this.status < 400 ? resolveLocation(this.rawHeaders, this.url) : undefined;
     if (location !== undefined) out.location = location;
-    this.resolve(out);
+    this.resolve(withLazyBody(out, this.chunks, this.received));
   }
+}
+
+/** `body` joins the pieces on first read (a spooled page's never is: the spool writes the pieces). */
+function withLazyBody(out: Omit<FetchSuccess, "body">, pieces: readonly Buffer[], bytes: number): FetchSuccess {
+  let joined: Buffer | undefined = pieces.length === 1 && pieces[0]!.byteLength === bytes ? pieces[0] : undefined;
+  return Object.defineProperty(out, "body", {
+    get: () => (joined ??= Buffer.concat(pieces, bytes)),
+    enumerable: true,
+  }) as FetchSuccess;
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
@@ -451,9 +462,9 @@ function resolveLocation(headers: ReadonlyArray<[string, string]>, base: URL): s
   }
 }
 
-/** The FetchedPage a successful fetch becomes (the caller adds the crawl bookkeeping). */
-export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): FetchedPage {
-  const page: FetchedPage = {
+/** A FetchedPage without its body: what a page with a spooled body sends through Redis. */
+export function fetchedPageMeta(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): Omit<FetchedPage, "body"> {
+  const page: Omit<FetchedPage, "body"> = {
     url: res.url,
     host: meta.host,
     depth: meta.depth,
@@ -464,11 +475,15 @@ export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: nu
     statusText: res.statusText,
     headers: res.headers,
     requestHeaders: res.requestHeaders,
-    body: res.body,
     timings: res.timings,
   };
   if (res.ip !== undefined) page.ip = res.ip;
   if (res.truncated !== undefined) page.truncated = res.truncated;
   if (res.location !== undefined) page.redirectTo = res.location;
   return page;
+}
+
+/** The FetchedPage a successful fetch becomes (the caller adds the crawl bookkeeping). */
+export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): FetchedPage {
+  return { ...fetchedPageMeta(res, meta), body: res.body };
 }

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
-import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
+import { createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
@@ -24,7 +24,7 @@ import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
-import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
+import type { Lease, PageLogLine } from "../shared/types.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
@@ -170,8 +170,8 @@ async function main(): Promise<void> {
       await frontier.frontier.completeNotModified(lease, end, feedback);
       return;
     }
-    const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await spool.complete(frontier, lease, end, page, feedback);
+    const page = fetchedPageMeta(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
+    await spool.complete(frontier, lease, end, page, res.bodyPieces, feedback);
   }
 
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
