@@ -117,7 +117,8 @@ describe("compileRobots (RFC 9309 matching)", () => {
       for (const agent of ["*", "shardcrawl", "otherbot"]) {
         if (next() < 0.4) continue;
         lines.push(`User-agent: ${agent}`);
-        for (let r = 0, n = Math.floor(next() * 8); r < n; r++) lines.push(`${next() < 0.3 ? "Allow" : "Disallow"}: ${pattern()}`);
+        // Up to 60 rules: both the plain scan and the prefix index (32 rules or more) are compared.
+        for (let r = 0, n = Math.floor(next() * (f % 2 === 0 ? 8 : 60)); r < n; r++) lines.push(`${next() < 0.3 ? "Allow" : "Disallow"}: ${pattern()}`);
       }
       const body = lines.join("\n");
       const compiled = compileRobots(rules(body), UA);
