@@ -85,8 +85,8 @@ export interface FetchSuccess {
   requestHeaders: Array<[string, string]>;
   /** Body as received (content-encoding not removed), at most maxBodyBytes (joined on first read). */
   readonly body: Buffer;
-  /** The body in the pieces it arrived in (what `body` joins): written out without joining. */
-  bodyPieces: readonly Buffer[];
+  /** The body in the pieces it arrived in (what `body` joins), to write out without joining. */
+  bodyPieces?: readonly Buffer[];
   truncated?: "length" | "time";
   /** When truncated: "time", which timer cut the body (body-timeout or total-timeout). */
   errorClass?: FetchErrorClass;

@@ -171,7 +171,7 @@ async function main(): Promise<void> {
       return;
     }
     const page = fetchedPageMeta(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await spool.complete(frontier, lease, end, page, res.bodyPieces, feedback);
+    await spool.complete(frontier, lease, end, page, res.bodyPieces ?? res.body, feedback);
   }
 
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
