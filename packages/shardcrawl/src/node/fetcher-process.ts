@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   });
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; fetchedAt: number; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     robotsMemo.delete(origin);
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
+    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), fetchedAt: entry.fetchedAt, expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
@@ -92,7 +92,14 @@ async function main(): Promise<void> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
-    return entry ? remember(origin, entry) : null;
+    if (!entry) return null;
+    // The same fetch of the file (another fetcher would have stored a newer fetchedAt): keep the
+    // compiled rules rather than compile them again every minute (a large file costs ~40 ms).
+    if (memo && memo.fetchedAt === entry.fetchedAt && memo.kind === entry.kind) {
+      memo.expires = Date.now() + 60_000;
+      return memo;
+    }
+    return remember(origin, entry);
   }
 
   function failureLine(lease: Lease, error: PageLogLine["error"], detail: string, timings: PageLogLine["timings"]): PageLogLine {
