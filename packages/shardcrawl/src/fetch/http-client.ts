@@ -7,7 +7,8 @@ import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { rootCertificates } from "node:tls";
-import { Agent, type Dispatcher } from "undici";
+import type { Agent as UndiciAgent, Dispatcher } from "undici";
+import { Agent } from "./undici-core.js";
 import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types.js";
 import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import { DnsCache, type LookupAll } from "./dns-cache.js";
@@ -83,8 +84,10 @@ export interface FetchSuccess {
   requestLine: string;
   /** Request headers actually written, in order. */
   requestHeaders: Array<[string, string]>;
-  /** Body as received (content-encoding not removed), at most maxBodyBytes. */
-  body: Buffer;
+  /** Body as received (content-encoding not removed), at most maxBodyBytes (joined on first read). */
+  readonly body: Buffer;
+  /** The body in the pieces it arrived in (what `body` joins), to write out without joining. */
+  bodyPieces?: readonly Buffer[];
   truncated?: "length" | "time";
   /** When truncated: "time", which timer cut the body (body-timeout or total-timeout). */
   errorClass?: FetchErrorClass;
@@ -171,6 +174,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     fetch: (url, init = {}) =>
       fetchOnce(agent, url, init, {
         defaultHeaders,
+        defaultFlat: defaultHeaders.flat(),
         maxBodyBytes: init.maxBodyBytes ?? maxBodyBytes,
         totalMs: init.totalMs ?? timeouts.totalMs,
       }),
@@ -186,11 +190,13 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
 
 interface FetchSettings {
   defaultHeaders: ReadonlyArray<[string, string]>;
+  /** defaultHeaders as undici takes them (name, value, ...): most requests send only these. */
+  defaultFlat: readonly string[];
   maxBodyBytes: number;
   totalMs: number;
 }
 
-function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
+function fetchOnce(agent: UndiciAgent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
   const started = performance.now();
   const fetchedAt = new Date().toISOString();
   let url: URL;
@@ -202,9 +208,15 @@ function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings:
   if (url.protocol !== "http:" && url.protocol !== "https:") {
     return Promise.resolve(failure(url.href, fetchedAt, started, "url-invalid", `unsupported scheme ${url.protocol}`));
   }
-  const headers = mergeHeaders(settings.defaultHeaders, init.headers);
-  if (headers.some(([name]) => name.toLowerCase() === "host")) {
-    return Promise.resolve(failure(url.href, fetchedAt, started, "other", "the Host header cannot be overridden"));
+  let flatHeaders: string[];
+  if (init.headers === undefined) {
+    flatHeaders = settings.defaultFlat.slice();
+  } else {
+    const headers = mergeHeaders(settings.defaultHeaders, init.headers);
+    if (headers.some(([name]) => name.toLowerCase() === "host")) {
+      return Promise.resolve(failure(url.href, fetchedAt, started, "other", "the Host header cannot be overridden"));
+    }
+    flatHeaders = headers.flat();
   }
 
   return new Promise<FetchOutcome>((resolve) => {
@@ -231,7 +243,7 @@ function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings:
           origin: url.origin,
           path: `${url.pathname}${url.search}`,
           method: init.method ?? "GET",
-          headers: headers.flat(),
+          headers: flatHeaders,
         },
         handler,
       );
@@ -271,6 +283,24 @@ diagnosticsChannel.subscribe("undici:client:sendHeaders", (message) => {
   const { headers, socket } = message as { headers: string; socket: Socket };
   collector.noteSent(headers, socket);
 });
+
+/** Why we stop reading a body over the cap (one object: no stack trace captured per cut page). */
+const BODY_CUT = new Error("body over the size cap: stopped reading");
+
+/**
+ * Aborts a response we cut on purpose. undici closes the socket with an error of its own, and
+ * the stream's destroy() reads that error's stack: formatting a stack trace for every cut page
+ * is wasted work (about a quarter of the pages are cut at 250 KB), so none is captured here.
+ */
+function abortWithoutStacks(controller: Dispatcher.DispatchController, reason: Error): void {
+  const limit = Error.stackTraceLimit;
+  Error.stackTraceLimit = 0;
+  try {
+    controller.abort(reason);
+  } finally {
+    Error.stackTraceLimit = limit;
+  }
+}
 
 /** A dispatch handler that collects one response under the size cap and settles exactly once. */
 class ResponseCollector implements Dispatcher.DispatchHandler {
@@ -332,7 +362,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       if (room > 0) this.chunks.push(chunk.subarray(0, room));
       this.received += Math.max(room, 0);
       this.succeed({ truncated: "length" });
-      controller.abort(new Error(`body over ${this.maxBodyBytes} bytes: stopped reading`));
+      abortWithoutStacks(controller, BODY_CUT);
       return;
     }
     this.chunks.push(chunk);
@@ -392,7 +422,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     }
     if (this.headersAt !== undefined) timings.ttfb = ms(this.headersAt - this.started);
     const { requestLine, requestHeaders } = parseHeaderBlock(this.headerBlock);
-    const out: FetchSuccess = {
+    const out: Omit<FetchSuccess, "body"> = {
       ok: true,
       url: this.url.href,
       fetchedAt: this.fetchedAt,
@@ -402,7 +432,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
       headers: this.rawHeaders,
       requestLine,
       requestHeaders,
-      body: Buffer.concat(this.chunks, this.received),
+      bodyPieces: this.chunks,
       reusedConnection: !this.firstOnSocket,
       timings,
       ...withoutUndefined(extra),
@@ -410,8 +440,17 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     if (facts?.ip) out.ip = facts.ip;
     const location = this.status >= 300 && this.status < 400 ? resolveLocation(this.rawHeaders, this.url) : undefined;
     if (location !== undefined) out.location = location;
-    this.resolve(out);
+    this.resolve(withLazyBody(out, this.chunks, this.received));
   }
+}
+
+/** `body` joins the pieces on first read (a spooled page's never is: the spool writes the pieces). */
+function withLazyBody(out: Omit<FetchSuccess, "body">, pieces: readonly Buffer[], bytes: number): FetchSuccess {
+  let joined: Buffer | undefined = pieces.length === 1 && pieces[0]!.byteLength === bytes ? pieces[0] : undefined;
+  return Object.defineProperty(out, "body", {
+    get: () => (joined ??= Buffer.concat(pieces, bytes)),
+    enumerable: true,
+  }) as FetchSuccess;
 }
 
 function withoutUndefined<T extends object>(value: T): Partial<T> {
@@ -451,9 +490,9 @@ function resolveLocation(headers: ReadonlyArray<[string, string]>, base: URL): s
   }
 }
 
-/** The FetchedPage a successful fetch becomes (the caller adds the crawl bookkeeping). */
-export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): FetchedPage {
-  const page: FetchedPage = {
+/** A FetchedPage without its body: what a page with a spooled body sends through Redis. */
+export function fetchedPageMeta(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): Omit<FetchedPage, "body"> {
+  const page: Omit<FetchedPage, "body"> = {
     url: res.url,
     host: meta.host,
     depth: meta.depth,
@@ -464,11 +503,15 @@ export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: nu
     statusText: res.statusText,
     headers: res.headers,
     requestHeaders: res.requestHeaders,
-    body: res.body,
     timings: res.timings,
   };
   if (res.ip !== undefined) page.ip = res.ip;
   if (res.truncated !== undefined) page.truncated = res.truncated;
   if (res.location !== undefined) page.redirectTo = res.location;
   return page;
+}
+
+/** The FetchedPage a successful fetch becomes (the caller adds the crawl bookkeeping). */
+export function toFetchedPage(res: FetchSuccess, meta: { host: string; depth: number; hops: number }): FetchedPage {
+  return { ...fetchedPageMeta(res, meta), body: res.body };
 }

@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
-import { createHttpClient, toFetchedPage, type HttpClient } from "../fetch/http-client.js";
+import { createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
@@ -24,7 +24,7 @@ import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
-import type { FetchedPage, Lease, PageLogLine } from "../shared/types.js";
+import type { Lease, PageLogLine } from "../shared/types.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
@@ -61,7 +61,7 @@ async function main(): Promise<void> {
   });
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; fetchedAt: number; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
@@ -83,7 +83,7 @@ async function main(): Promise<void> {
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     robotsMemo.delete(origin);
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), expires: Date.now() + 60_000 };
+    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), fetchedAt: entry.fetchedAt, expires: Date.now() + 60_000 };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
@@ -92,7 +92,14 @@ async function main(): Promise<void> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
-    return entry ? remember(origin, entry) : null;
+    if (!entry) return null;
+    // The same fetch of the file (another fetcher would have stored a newer fetchedAt): keep the
+    // compiled rules rather than compile them again every minute (a large file costs ~40 ms).
+    if (memo && memo.fetchedAt === entry.fetchedAt && memo.kind === entry.kind) {
+      memo.expires = Date.now() + 60_000;
+      return memo;
+    }
+    return remember(origin, entry);
   }
 
   function failureLine(lease: Lease, error: PageLogLine["error"], detail: string, timings: PageLogLine["timings"]): PageLogLine {
@@ -170,8 +177,8 @@ async function main(): Promise<void> {
       await frontier.frontier.completeNotModified(lease, end, feedback);
       return;
     }
-    const page: FetchedPage = toFetchedPage(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
-    await spool.complete(frontier, lease, end, page, feedback);
+    const page = fetchedPageMeta(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
+    await spool.complete(frontier, lease, end, page, res.bodyPieces ?? res.body, feedback);
   }
 
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill

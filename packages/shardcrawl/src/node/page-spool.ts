@@ -22,19 +22,19 @@ export class PageSpool {
    * Spools the body, then completes the lease with the page (an expired lease's body is left to the
    * sweeper). A body that cannot be spooled (disk full) goes inline through Redis instead, as before
    * the spool existed: the fetch is kept, not repeated; the parse stage's byte bound still holds.
+   * `body`: the pieces as received (written without being joined), or one buffer.
    */
-  async complete(frontier: NodeFrontier, lease: Lease, end: number, page: FetchedPage, feedback?: HostFeedback): Promise<void> {
-    const { body, ...meta } = page;
+  async complete(frontier: NodeFrontier, lease: Lease, end: number, page: Omit<FetchedPage, "body">, body: Buffer | readonly Buffer[], feedback?: HostFeedback): Promise<void> {
     let spool;
     try {
       spool = await this.spool.put(body);
     } catch (err) {
       if (!(err instanceof StoreWriteError)) throw err;
       await this.onWriteError(err);
-      await frontier.completeWithPage(lease, end, page, feedback);
+      await frontier.completeWithPage(lease, end, { ...page, body: Buffer.isBuffer(body) ? body : Buffer.concat(body) }, feedback);
       return;
     }
-    await frontier.completeWithPage(lease, end, { ...meta, spool }, feedback);
+    await frontier.completeWithPage(lease, end, { ...page, spool }, feedback);
   }
 
   /** Fetcher 0: sweeps at start (a crash's leftovers) and every SWEEP_EVERY_MS. */

@@ -9,8 +9,8 @@
 // before the page cache was flushed) is reported as SpoolEntryLost, and the parser sends the URL
 // back to the frontier to be fetched again.
 import { randomBytes } from "node:crypto";
-import { closeSync, mkdirSync, openSync, readSync } from "node:fs";
-import { open, readdir, stat, unlink, type FileHandle } from "node:fs/promises";
+import { closeSync, mkdirSync, openSync, readSync, writeSync, writevSync } from "node:fs";
+import { readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { StoreWriteError } from "./append-file.js";
@@ -83,13 +83,20 @@ export function readSpooled(dir: string, ref: SpoolRef): Buffer {
 
 interface Segment {
   name: string;
-  handle: Promise<FileHandle>;
+  fd: number;
   size: number;
-  pending: number;
   lastPut: number;
 }
 
-/** Appends bodies for one process; segment names are unique across processes and restarts. */
+/** writev takes at most this many pieces per call (Linux IOV_MAX is 1024); more are joined first. */
+const MAX_PIECES = 256;
+
+/**
+ * Appends bodies for one process; segment names are unique across processes and restarts.
+ * Writes are synchronous pwritev calls of the pieces as received: a write into the page cache is
+ * a copy, cheaper on the event loop than handing each body to the libuv thread pool (a thread
+ * wake-up and a promise per write), and the body is never joined into one buffer first.
+ */
 export class BodySpool {
   private readonly stem: string;
   private seq = 0;
@@ -105,51 +112,84 @@ export class BodySpool {
     this.stem = `${prefix}-${process.pid}-${randomBytes(3).toString("hex")}`;
   }
 
-  async put(body: Uint8Array): Promise<SpoolRef> {
+  /** Appends one body, given whole or as the pieces it arrived in (in order). */
+  put(body: Uint8Array | readonly Uint8Array[]): Promise<SpoolRef> {
+    try {
+      return Promise.resolve(this.putSync(body));
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
+  }
+
+  private putSync(body: Uint8Array | readonly Uint8Array[]): SpoolRef {
+    let pieces: readonly Uint8Array[] = body instanceof Uint8Array ? [body] : body;
+    if (pieces.length > MAX_PIECES) pieces = [Buffer.concat(pieces)];
+    let bytes = 0;
+    let crc = 0;
+    for (const piece of pieces) {
+      bytes += piece.byteLength;
+      crc = crc32(piece, crc);
+    }
     const now = Date.now();
     let seg = this.current;
-    if (!seg || seg.size >= this.segmentBytes || now - seg.lastPut >= ROTATE_IDLE_MS) {
-      if (seg) this.retire(seg);
-      const name = `${this.stem}-${++this.seq}`;
-      // "wx": never reuse a name (a clash would hand one page another page's body).
-      seg = { name, handle: open(join(this.dir, name), "wx"), size: 0, pending: 0, lastPut: now };
-      seg.handle.catch(() => undefined); // the error surfaces in the put that awaits it
-      this.current = seg;
-    }
-    // The offset is taken before any await, so concurrent puts write disjoint ranges (pwrite).
-    const offset = seg.size;
-    seg.size += body.byteLength;
-    seg.lastPut = now;
-    seg.pending++;
+    let name = seg?.name ?? "";
     try {
-      const fh = await seg.handle;
-      for (let done = 0; done < body.byteLength; ) {
-        const { bytesWritten } = await fh.write(body, done, body.byteLength - done, offset + done);
-        done += bytesWritten;
+      if (!seg || seg.size >= this.segmentBytes || now - seg.lastPut >= ROTATE_IDLE_MS) {
+        if (seg) this.retire(seg);
+        name = `${this.stem}-${++this.seq}`;
+        // "wx": never reuse a name (a clash would hand one page another page's body).
+        seg = { name, fd: openSync(join(this.dir, name), "wx"), size: 0, lastPut: now };
+        this.current = seg;
       }
+      writeAllAt(seg.fd, pieces, bytes, seg.size);
     } catch (err) {
       // A full disk (or a broken one): the next put starts a new segment rather than retrying a
-      // handle that failed, and the error is a StoreWriteError, so the fetcher pauses the node on
-      // ENOSPC (node/disk-pause.ts); node/page-spool.ts then sends that body inline through Redis.
-      if (seg === this.current) this.current = null;
-      throw new StoreWriteError("spool write", join(this.dir, seg.name), err, false);
-    } finally {
-      seg.pending--;
-      if (seg !== this.current) this.retire(seg);
+      // descriptor that failed, and the error is a StoreWriteError, so the fetcher pauses the node
+      // on ENOSPC (node/disk-pause.ts); node/page-spool.ts then sends that body inline through Redis.
+      if (seg && seg === this.current) this.retire(seg);
+      throw new StoreWriteError("spool write", join(this.dir, name), err, false);
     }
-    return { file: seg.name, offset, bytes: body.byteLength, crc: crc32(body) };
+    const offset = seg.size;
+    seg.size += bytes;
+    seg.lastPut = now;
+    return { file: seg.name, offset, bytes, crc };
   }
 
   /** Closes the current segment (the process is stopping). */
-  async close(): Promise<void> {
-    const seg = this.current;
-    this.current = null;
-    if (seg) await seg.handle.then((fh) => fh.close(), () => undefined);
+  close(): Promise<void> {
+    if (this.current) this.retire(this.current);
+    return Promise.resolve();
   }
 
-  /** A segment that takes no more bodies is closed once its last write is done. */
+  /** A segment that takes no more bodies is closed (every write to it has returned). */
   private retire(seg: Segment): void {
-    if (seg.pending === 0) void seg.handle.then((fh) => fh.close(), () => undefined);
+    if (this.current === seg) this.current = null;
+    try {
+      closeSync(seg.fd);
+    } catch {
+      // nothing to do: the bodies written are in the page cache or were reported lost
+    }
+  }
+}
+
+/** pwritev of every piece at `position`, resuming after short writes. */
+function writeAllAt(fd: number, pieces: readonly Uint8Array[], bytes: number, position: number): void {
+  let done = writevSync(fd, pieces, position);
+  if (done === bytes) return;
+  // A short write (rare: a signal or a nearly full disk): the rest piece by piece.
+  let skip = done;
+  for (const piece of pieces) {
+    if (skip >= piece.byteLength) {
+      skip -= piece.byteLength;
+      continue;
+    }
+    for (let at = skip; at < piece.byteLength; ) {
+      const n = writeSync(fd, piece, at, piece.byteLength - at, position + done);
+      if (n === 0) throw new Error(`spool write made no progress at offset ${position + done}`);
+      at += n;
+      done += n;
+    }
+    skip = 0;
   }
 }
 

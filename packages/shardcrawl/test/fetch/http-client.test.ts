@@ -155,6 +155,8 @@ describe("http client over node:http", () => {
     expect(res.truncated).toBe("length");
     expect(res.body.length).toBe(1000);
     expect(res.body.every((b) => b === 97)).toBe(true);
+    // The pieces as received add up to the same cut body (the spool writes them unjoined).
+    expect(Buffer.concat(res.bodyPieces ?? []).equals(res.body)).toBe(true);
     // the server sees the connection go away long before its 64 MiB are written
     const deadline = Date.now() + 5_000;
     while (liveResponses.size > 0 && Date.now() < deadline) await sleep(20);

@@ -10,11 +10,14 @@ import {
   compileRobots,
   fetchRobots,
   normalizePercentEncoding,
+  normalizeRules,
   parseRetryAfter,
   productToken,
   type RobotsEntry,
 } from "../../src/fetch/robots.js";
 import { listen, shutdown, trackConnections } from "./helpers/servers.js";
+import { createRequire } from "node:module";
+import { prng } from "../prng.js";
 
 const UA = "ShardCrawl/0.1 (+https://example.invalid/bot)";
 const rules = (body: string): RobotsEntry => ({ kind: "rules", body, fetchedAt: 0 });
@@ -88,6 +91,62 @@ describe("compileRobots (RFC 9309 matching)", () => {
     expect(allowed("User-agent: *\nDisallow: /foo/bar/ツ\n", "/foo/bar/%E3%83%84")).toBe(false);
     expect(allowed("User-agent: *\nDisallow: /foo/bar/%E3%83%84\n", "/foo/bar/ツ")).toBe(false);
     expect(allowed("User-agent: *\nDisallow: /a%2Fb\n", "/a/b")).toBe(true);
+  });
+
+  it("decides as robots-parser's own isAllowed does (random files, groups and paths)", () => {
+    // compileRobots matches through its own prefix index; robots-parser, given the same text and
+    // path, is the reference.
+    const robotsParser = createRequire(import.meta.url)("robots-parser") as (url: string, body: string) => { isAllowed(url: string, ua: string): boolean | undefined };
+    const next = prng(9309);
+    const pick = <T>(xs: readonly T[]): T => xs[Math.floor(next() * xs.length)]!;
+    const pieces = ["/", "a", "b", "ab", "*", "%61", "%2f", "%E3%83%84", "ツ", "?", "=", ".", "-", "x/", "$"];
+    const pattern = () => {
+      let p = next() < 0.1 ? "*" : "/";
+      for (let i = 0, n = Math.floor(next() * 6); i < n; i++) p += pick(pieces);
+      return next() < 0.2 ? `${p}$` : p;
+    };
+    const paths = () => {
+      let p = "/";
+      for (let i = 0, n = Math.floor(next() * 7); i < n; i++) p += pick(pieces.filter((x) => x !== "*" && x !== "$"));
+      return p;
+    };
+    let disallowed = 0;
+    let checked = 0;
+    for (let f = 0; f < 300; f++) {
+      const lines: string[] = [];
+      for (const agent of ["*", "shardcrawl", "otherbot"]) {
+        if (next() < 0.4) continue;
+        lines.push(`User-agent: ${agent}`);
+        // Up to 60 rules: both the plain scan and the prefix index (32 rules or more) are compared.
+        for (let r = 0, n = Math.floor(next() * (f % 2 === 0 ? 8 : 60)); r < n; r++) lines.push(`${next() < 0.3 ? "Allow" : "Disallow"}: ${pattern()}`);
+      }
+      const body = lines.join("\n");
+      const compiled = compileRobots(rules(body), UA);
+      const reference = robotsParser("http://robots.invalid/robots.txt", normalizeRules(body));
+      for (let u = 0; u < 40; u++) {
+        const url = new URL(`https://example.test${paths()}`);
+        const path = url.pathname + url.search;
+        const expected = path === "/robots.txt" || reference.isAllowed(`http://robots.invalid${normalizePercentEncoding(path)}`, "shardcrawl") !== false;
+        expect(compiled.isAllowed(url.href), `${JSON.stringify(body)} ${path}`).toBe(expected);
+        if (!expected) disallowed++;
+        checked++;
+      }
+    }
+    // Both answers occur often (the comparison is not trivially "allowed" everywhere).
+    expect(disallowed).toBeGreaterThan(checked / 10);
+    expect(disallowed).toBeLessThan(checked * 0.9);
+  });
+
+  it("checks a URL against a large file's rules (thousands sharing a prefix)", () => {
+    const retired = Array.from({ length: 20_000 }, (_, i) => `Disallow: /zz-retired-${i.toString(36)}/`);
+    const body = ["User-agent: *", "Disallow: /private/", "Allow: /zz-retired-1/ok$", ...retired, ""].join("\n");
+    const c = compileRobots(rules(body), UA);
+    expect(c.isAllowed("https://example.test/index.html")).toBe(true);
+    expect(c.isAllowed("https://example.test/private/x")).toBe(false);
+    expect(c.isAllowed("https://example.test/zz-retired-abc/x")).toBe(false);
+    expect(c.isAllowed("https://example.test/zz-retired-1/ok")).toBe(true);
+    expect(c.isAllowed("https://example.test/zz-retired-1/ok2")).toBe(false);
+    expect(c.isAllowed("https://example.test/zz-retired-zzzz/x")).toBe(true);
   });
 
   it("always allows /robots.txt itself", () => {

@@ -25,6 +25,22 @@ describe("body spool", () => {
     await spool.close();
   });
 
+  it("writes a body given in pieces as one entry (many pieces too), with the CRC of the whole", async () => {
+    const dir = fresh();
+    const spool = new BodySpool(dir, "node0-f0");
+    const pieces = [Buffer.from("<html>"), Buffer.alloc(70_000, 66), Buffer.alloc(0), Buffer.from("</html>")];
+    const many = Array.from({ length: 600 }, (_, i) => Buffer.from(`<p>${i}</p>`));
+    const first = await spool.put(pieces);
+    const second = await spool.put(many);
+    await spool.close();
+    expect(first).toMatchObject({ offset: 0, bytes: 70_013 });
+    expect(second.offset).toBe(70_013);
+    expect(readSpooled(dir, first).equals(Buffer.concat(pieces))).toBe(true);
+    expect(readSpooled(dir, second).equals(Buffer.concat(many))).toBe(true);
+    expect(first.crc).toBe((await spool.put(Buffer.concat(pieces))).crc);
+    await spool.close();
+  });
+
   it("a failed write is a StoreWriteError with its errno, and the next put starts a new segment", async () => {
     const dir = fresh();
     const spool = new BodySpool(dir, "node0-f0");
