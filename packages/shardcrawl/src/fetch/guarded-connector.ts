@@ -8,8 +8,7 @@
 import { isIP, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { createSecureContext, type TLSSocket } from "node:tls";
-import type { buildConnector as BuildConnector } from "undici";
-import { buildConnector } from "./undici-core.js";
+import { buildConnector } from "undici";
 import { applyConnectTo, lookupOverride, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import type { DnsCache } from "./dns-cache.js";
 import { blockReason } from "./ssrf.js";
@@ -81,7 +80,7 @@ export function newConnectionCounters(): ConnectionCounters {
  */
 export const DEFAULT_MAX_CACHED_SESSIONS = 10_000;
 
-type Connector = (options: BuildConnector.Options, callback: BuildConnector.Callback) => void;
+type Connector = (options: buildConnector.Options, callback: buildConnector.Callback) => void;
 
 const socketFacts = new WeakMap<object, SocketFacts>();
 const failureFacts = new WeakMap<object, ConnectFailureFacts>();

@@ -7,8 +7,7 @@ import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { rootCertificates } from "node:tls";
-import type { Agent as UndiciAgent, Dispatcher } from "undici";
-import { Agent } from "./undici-core.js";
+import { Agent, type Dispatcher } from "undici";
 import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types.js";
 import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import { DnsCache, type LookupAll } from "./dns-cache.js";
@@ -196,7 +195,7 @@ interface FetchSettings {
   totalMs: number;
 }
 
-function fetchOnce(agent: UndiciAgent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
+function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
   const started = performance.now();
   const fetchedAt = new Date().toISOString();
   let url: URL;
