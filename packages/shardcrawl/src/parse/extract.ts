@@ -8,7 +8,8 @@
 // positions in the source string; we slice only what we keep. We need no tree: the few nesting
 // facts that matter (inside <noscript>/<template>/<svg>, inside raw text) are counters.
 
-import { Tokenizer, type TokenizerCallbacks } from "htmlparser2";
+import type { TokenizerCallbacks } from "htmlparser2";
+import { FastTokenizer } from "./fast-tokenizer.js";
 import { DEFAULT_MAX_URL_LENGTH, normalizeUrl, normalizeUrlDetailed } from "../url/normalize.js";
 
 export const DEFAULT_MAX_LINKS = 10_000;
@@ -570,7 +571,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
     maxTextChars,
     maxTitleChars,
   );
-  const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
+  const tokenizer = new FastTokenizer({ decodeEntities: true }, collector);
   let parseError: string | undefined;
   try {
     for (const chunk of typeof html === "string" ? [html] : html) {
