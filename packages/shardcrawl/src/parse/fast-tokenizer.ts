@@ -276,9 +276,46 @@ function parse(this: Internals): void {
 /** htmlparser2's Tokenizer (HTML mode) with the faster loop; use it exactly like the stock one. */
 export class FastTokenizer extends Tokenizer {}
 
+/** Every callback with its arguments, as one string (for the self-check below). */
+function callbackLog(Impl: typeof Tokenizer, html: string): string {
+  const log: string[] = [];
+  const cbs = {} as Record<string, (...args: unknown[]) => void>;
+  for (const name of [
+    "onattribdata", "onattribentity", "onattribend", "onattribname", "oncdata", "onclosetag", "oncomment", "ondeclaration",
+    "onend", "onopentagend", "onopentagname", "onprocessinginstruction", "onselfclosingtag", "ontext", "ontextentity",
+  ]) {
+    cbs[name] = (...args: unknown[]) => log.push(`${name}(${args.join(",")})`);
+  }
+  const tokenizer = new Impl({ decodeEntities: true }, cbs as unknown as TokenizerCallbacks);
+  tokenizer.write(html);
+  tokenizer.end();
+  return log.join(" ");
+}
+
+const SELF_CHECK =
+  `<!DOCTYPE html><html lang=en><title>a &amp; b</title><script>x="</p>"<y</script><style>p{}</style>` +
+  `<!-- c --><p class="x &lt; y" id='z' data-x=1&amp;2 hidden>t&eacute;xt &copy 2 <a href="/a?b=1&c=2">l</a></p>` +
+  `</div ><br/><textarea>&lt;</textarea><![CDATA[x]]><?pi?>< a>`;
+
 const proto = FastTokenizer.prototype as unknown as Record<string, unknown>;
-// Only patch what is there: a different htmlparser2 would fail the equivalence test, not crash here.
-if (typeof (Tokenizer.prototype as unknown as Record<string, unknown>)["parse"] === "function") {
+const stock = Tokenizer.prototype as unknown as Record<string, unknown>;
+// Patch only a Tokenizer shaped like the one this was written against, and keep the patch only if
+// it tokenizes a sample exactly as the stock loop does: another htmlparser2 version falls back to
+// the stock (slower) loop instead of mis-tokenizing.
+if (typeof stock["parse"] === "function" && typeof stock["fastForwardTo"] === "function" && typeof stock["stateText"] === "function") {
   proto["parse"] = parse;
   proto["fastForwardTo"] = fastForwardTo;
+  let same = false;
+  try {
+    same = callbackLog(FastTokenizer, SELF_CHECK) === callbackLog(Tokenizer, SELF_CHECK);
+  } catch {
+    // fall through to the stock loop
+  }
+  if (!same) {
+    delete proto["parse"];
+    delete proto["fastForwardTo"];
+  }
 }
+
+/** Whether FastTokenizer runs the faster loop (false: the stock one; see the self-check above). */
+export const fastTokenizerActive = Object.prototype.hasOwnProperty.call(proto, "parse");

@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { Tokenizer, type TokenizerCallbacks } from "htmlparser2";
 import { describe, expect, it } from "vitest";
-import { FastTokenizer } from "../../src/parse/fast-tokenizer.js";
+import { FastTokenizer, fastTokenizerActive } from "../../src/parse/fast-tokenizer.js";
 
 /** Every callback with its arguments, in order. */
 function tokens(Impl: typeof Tokenizer, chunks: readonly string[]): unknown[][] {
@@ -48,6 +48,10 @@ const PIECES = [
 ];
 
 describe("FastTokenizer", () => {
+  it("runs its own loop with the pinned htmlparser2 (the load-time self-check passed)", () => {
+    expect(fastTokenizerActive).toBe(true);
+  });
+
   it("emits the stock Tokenizer's callbacks on markup-like strings, whole and in chunks", () => {
     const piece = fc.oneof(fc.constantFrom(...PIECES), fc.string({ unit: "binary", maxLength: 8 }));
     fc.assert(
