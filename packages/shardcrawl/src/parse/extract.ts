@@ -8,7 +8,9 @@
 // positions in the source string; we slice only what we keep. We need no tree: the few nesting
 // facts that matter (inside <noscript>/<template>/<svg>, inside raw text) are counters.
 
-import { Tokenizer, type TokenizerCallbacks } from "htmlparser2";
+import type { TokenizerCallbacks } from "htmlparser2";
+import { FastTokenizer } from "./fast-tokenizer.js";
+import { baseParts, plainAbsolute, resolvePlainRelative } from "./relative-url.js";
 import { DEFAULT_MAX_URL_LENGTH, normalizeUrl, normalizeUrlDetailed } from "../url/normalize.js";
 
 export const DEFAULT_MAX_LINKS = 10_000;
@@ -570,7 +572,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
     maxTextChars,
     maxTitleChars,
   );
-  const tokenizer = new Tokenizer({ decodeEntities: true }, collector);
+  const tokenizer = new FastTokenizer({ decodeEntities: true }, collector);
   let parseError: string | undefined;
   try {
     for (const chunk of typeof html === "string" ? [html] : html) {
@@ -589,6 +591,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
   const pageNofollow = collector.nofollow || options.headerNofollow === true;
 
   const baseSansFragment = normalizeUrl("", baseUrl, { maxLength: maxUrlLength });
+  const base = baseSansFragment === null ? null : baseParts(baseSansFragment);
   const links: string[] = [];
   const droppedLinks: Record<string, number> = {};
   const seen = new Set<string>();
@@ -606,7 +609,11 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
       // In-page anchors (docs pages have hundreds) all resolve to the base itself: skip the parser.
       url = baseSansFragment;
     } else {
-      const result = normalizeUrlDetailed(href, baseUrl, { maxLength: maxUrlLength });
+      const plain = base === null ? null : (resolvePlainRelative(href, base) ?? plainAbsolute(href));
+      const result =
+        plain !== null && plain.length <= maxUrlLength
+          ? { ok: true as const, url: plain }
+          : normalizeUrlDetailed(href, baseUrl, { maxLength: maxUrlLength });
       if (!result.ok) {
         bump(droppedLinks, result.reason);
         continue;

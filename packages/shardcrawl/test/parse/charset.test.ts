@@ -1,3 +1,5 @@
+import fc from "fast-check";
+import { TextDecoder } from "node:util";
 import { describe, expect, it } from "vitest";
 import { charsetName, charsetParam, decodeText, decodeTextChunks, detectCharset, looksLikeUtf8 } from "../../src/parse/charset.js";
 
@@ -132,5 +134,26 @@ describe("decodeTextChunks", () => {
     expect(decodeText(Buffer.from([0x61, 0xe2, 0x82]), "utf-8")).toBe("a\ufffd");
     expect(decodeText(Buffer.from("b"), "utf-8")).toBe("b");
     expect(decodeTextChunks(Buffer.alloc(0), "utf-8")).toEqual([]);
+  });
+
+  it("decodes UTF-8 and windows-1252 exactly as one streaming decode of the whole body, ASCII chunks included", () => {
+    // ASCII chunks skip the converter: mixes of ASCII runs, multi-byte characters, stray and cut
+    // sequences, BOMs and U+FEFF at chunk starts must come out as the converter alone gives them.
+    const reference = (body: Uint8Array, charset: string): string => {
+      const decoder = new TextDecoder(charset);
+      return decoder.decode(body, { stream: true }) + decoder.decode();
+    };
+    const piece = fc.oneof(
+      fc.constantFrom("a".repeat(1000), "<p>x</p>\n".repeat(120), "€", "日本", "😀", "é", "\ufeff"),
+      fc.uint8Array({ maxLength: 6 }),
+      fc.constantFrom([0xef, 0xbb, 0xbf], [0xe2, 0x82], [0xf0, 0x9f], [0x80], [0xc3], [0xff]).map((b) => Uint8Array.from(b)),
+    );
+    fc.assert(
+      fc.property(fc.array(piece, { maxLength: 40 }), fc.constantFrom("utf-8", "windows-1252"), fc.integer({ min: 1024, max: 1100 }), (parts, charset, chunk) => {
+        const body = Buffer.concat(parts.map((p) => (typeof p === "string" ? Buffer.from(p, "utf8") : p)));
+        expect(decodeTextChunks(body, charset, chunk).join("")).toBe(reference(body, charset));
+      }),
+      { numRuns: Number(process.env.FC_RUNS ?? 2000) },
+    );
   });
 });
