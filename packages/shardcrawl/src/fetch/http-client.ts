@@ -64,6 +64,14 @@ export interface FetchInit {
   headers?: ReadonlyArray<readonly [string, string]> | Record<string, string>;
   /** Per-request body cap (e.g. robots.txt reads 500 KiB whatever the page cap is). */
   maxBodyBytes?: number;
+  /**
+   * After a body is cut at maxBodyBytes, read and drop up to this many more bytes so the
+   * connection can carry the host's next request (a cut that stops reading must close it, and a
+   * new connection costs more CPU than the rest of a moderately larger page: about 1.3 ms per TLS
+   * connection, session resumed, against under 0.1 ms per 100 KB read). Only worth it when the
+   * connection will still be open at the host's next turn: the caller decides. 0 (default): stop.
+   */
+  drainBytes?: number;
   totalMs?: number;
   signal?: AbortSignal;
 }
@@ -128,6 +136,8 @@ export const DEFAULT_TIMEOUTS: Omit<HttpTimeouts, "dnsMs"> = {
   totalMs: 120_000,
 };
 export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
+/** How long an idle connection stays open for the origin's next request (undici keepAliveTimeout). */
+export const DEFAULT_KEEP_ALIVE_MS = 4_000;
 export const DEFAULT_MAX_HEADER_BYTES = 32 * 1024;
 const DEFAULT_ACCEPT = "text/html,application/xhtml+xml;q=0.9,*/*;q=0.8";
 const CLOSE_GRACE_MS = 2_000;
@@ -156,7 +166,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     connect: connector,
     pipelining: 1,
     connections: opts.connectionsPerOrigin ?? 4,
-    keepAliveTimeout: opts.keepAliveTimeoutMs ?? 4_000,
+    keepAliveTimeout: opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_MS,
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.bodyMs,
     maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,
@@ -175,6 +185,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
         defaultHeaders,
         defaultFlat: defaultHeaders.flat(),
         maxBodyBytes: init.maxBodyBytes ?? maxBodyBytes,
+        drainBytes: init.drainBytes ?? 0,
         totalMs: init.totalMs ?? timeouts.totalMs,
       }),
     async close() {
@@ -192,6 +203,7 @@ interface FetchSettings {
   /** defaultHeaders as undici takes them (name, value, ...): most requests send only these. */
   defaultFlat: readonly string[];
   maxBodyBytes: number;
+  drainBytes: number;
   totalMs: number;
 }
 
@@ -223,7 +235,7 @@ function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings:
     // full event-loop turn (a setImmediate queued after our end callback). Settling two turns
     // later lets an immediate follow-up fetch reuse the connection instead of opening another.
     const settle = (outcome: FetchOutcome) => setImmediate(() => setImmediate(() => resolve(outcome)));
-    const handler = new ResponseCollector(url, fetchedAt, started, settings.maxBodyBytes, settle);
+    const handler = new ResponseCollector(url, fetchedAt, started, settings.maxBodyBytes, settle, settings.drainBytes);
     const onTotal = () => handler.stop("total-timeout", `total time over ${settings.totalMs} ms`);
     const timer = setTimeout(onTotal, settings.totalMs);
     const onAbort = () => handler.stop("other", "aborted by caller");
@@ -315,6 +327,10 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   private headersAt: number | undefined;
   private chunks: Buffer[] = [];
   private received = 0;
+  /** Bytes read and dropped after the cut while draining (-1: not draining). */
+  private drained = -1;
+  /** Body bytes the response announced (Content-Length), when it did. */
+  private announced: number | undefined;
 
   constructor(
     private readonly url: URL,
@@ -322,6 +338,7 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     private readonly started: number,
     private readonly maxBodyBytes: number,
     private readonly resolve: (outcome: FetchOutcome) => void,
+    private readonly drainBytes = 0,
   ) {}
 
   onRequestStart(controller: Dispatcher.DispatchController): void {
@@ -352,14 +369,35 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
     this.status = statusCode;
     this.statusText = statusMessage ?? "";
     this.rawHeaders = headerPairs(controller.rawHeaders);
+    if (this.drainBytes > 0) {
+      const length = this.rawHeaders.find(([k]) => k.toLowerCase() === "content-length")?.[1];
+      if (length !== undefined && /^\d{1,15}$/.test(length.trim())) this.announced = Number(length.trim());
+    }
   }
 
   onResponseData(controller: Dispatcher.DispatchController, chunk: Buffer): void {
     if (this.settled) return;
+    if (this.drained >= 0) {
+      this.drained += chunk.length;
+      if (this.drained > this.drainBytes) {
+        this.succeed({ truncated: "length" });
+        abortWithoutStacks(controller, BODY_CUT);
+      }
+      return;
+    }
     const room = this.maxBodyBytes - this.received;
     if (chunk.length > room) {
       if (room > 0) this.chunks.push(chunk.subarray(0, room));
+      const over = chunk.length - Math.max(room, 0);
       this.received += Math.max(room, 0);
+      // Drain the rest when it is small enough (known length) or may be (unknown): the response
+      // then ends normally and undici keeps the connection. Settled only at the end, so the
+      // host's next request is still spaced from the end of this one.
+      const rest = this.announced === undefined ? 0 : this.announced - this.received - over;
+      if (this.drainBytes > 0 && over <= this.drainBytes && rest <= this.drainBytes - over) {
+        this.drained = over;
+        return;
+      }
       this.succeed({ truncated: "length" });
       abortWithoutStacks(controller, BODY_CUT);
       return;
@@ -369,11 +407,16 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   }
 
   onResponseEnd(): void {
-    this.succeed({});
+    this.succeed(this.drained >= 0 ? { truncated: "length" } : {});
   }
 
   onResponseError(_controller: Dispatcher.DispatchController, err: Error): void {
     if (this.settled) return;
+    if (this.drained >= 0) {
+      // The part we keep arrived whole; the error is in bytes we were only draining.
+      this.succeed({ truncated: "length" });
+      return;
+    }
     const connectFacts = factsOfConnectError(err);
     const { errorClass, detail } = classifyFetchError(err, connectFacts?.phase);
     if (this.headersAt !== undefined && errorClass === "body-timeout") {
@@ -388,7 +431,9 @@ class ResponseCollector implements Dispatcher.DispatchHandler {
   /** Ends the fetch from outside (total timeout, caller abort). */
   stop(errorClass: FetchErrorClass, detail: string): void {
     if (this.settled) return;
-    if (this.headersAt !== undefined) {
+    if (this.drained >= 0) {
+      this.succeed({ truncated: "length" });
+    } else if (this.headersAt !== undefined) {
       this.succeed({ truncated: "time", errorClass, detail: `${detail} (after ${this.received} body bytes)` });
     } else {
       this.fail(errorClass, detail);

@@ -39,6 +39,11 @@ export interface NodeConfig {
   scope: Scope;
   caFile?: string;
   maxPageBytes: number;
+  /**
+   * After a cut at maxPageBytes, read and drop up to this many more bytes to keep the connection
+   * for the host's next request (only for hosts whose delay is under the keep-alive time); 0: stop at the cut.
+   */
+  cutDrainBytes: number;
   maxDecodedBytes: number;
   fetchers: number;
   parsers: number;
@@ -160,6 +165,7 @@ export function defaultConfig(): NodeConfig {
     allowPrivate: false,
     scope: "domains",
     maxPageBytes: 2 * 1024 * 1024,
+    cutDrainBytes: 512 * 1024,
     maxDecodedBytes: 8 * 1024 * 1024,
     // Roughly the reference shape (9 fetchers : 6 parsers per 16 vCPU), never fewer than one each.
     fetchers: Math.max(1, Math.round(cores * 0.5)),
@@ -241,6 +247,7 @@ export function validateConfig(c: NodeConfig): string[] {
   if (!Number.isInteger(c.parserThreads) || c.parserThreads < 0) errors.push(`parserThreads: expected an integer >= 0, got ${JSON.stringify(c.parserThreads)}`);
   if (!Number.isFinite(c.politenessMarginMs) || c.politenessMarginMs < 0) errors.push(`politenessMarginMs: expected milliseconds >= 0, got ${c.politenessMarginMs}`);
   if (!Number.isFinite(c.delayMs) || c.delayMs < 0) errors.push(`delay: expected milliseconds >= 0, got ${c.delayMs}`);
+  if (!Number.isSafeInteger(c.cutDrainBytes) || c.cutDrainBytes < 0) errors.push(`cutDrainBytes: expected an integer >= 0, got ${JSON.stringify(c.cutDrainBytes)}`);
   if (c.maxPages !== undefined && (!Number.isInteger(c.maxPages) || c.maxPages < 1)) errors.push(`max-pages: expected a positive integer, got ${c.maxPages}`);
   if (!(c.falsePositiveRate > 0 && c.falsePositiveRate < 0.5)) errors.push(`falsePositiveRate: expected 0 < p < 0.5, got ${c.falsePositiveRate}`);
   if (!["domains", "hosts", "any"].includes(c.scope)) errors.push(`scope: expected domains, hosts or any, got ${JSON.stringify(c.scope)}`);

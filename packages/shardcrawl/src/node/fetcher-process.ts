@@ -11,7 +11,7 @@
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
-import { createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
+import { DEFAULT_KEEP_ALIVE_MS, createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
@@ -30,6 +30,8 @@ import { RecrawlVisits } from "./recrawl-visits.js";
 const ROBOTS_MEMO_MAX = 10_000;
 /** A fetch must end this long before its lease expires (the completion call needs time too). */
 const LEASE_MARGIN_MS = 2_000;
+/** A host's delay must leave this much of the keep-alive time for a drained connection to be reused. */
+const DRAIN_DELAY_MARGIN_MS = 1_000;
 /** Blocked time is added to the Redis counters at most this often. */
 const BLOCKED_FLUSH_MS = 1_000;
 
@@ -139,7 +141,11 @@ async function main(): Promise<void> {
     // No fetch outlives its lease: the reaper would hand the URL out again while we still hold it.
     const totalMs = Math.max(1000, Math.min(config.timeouts.totalMs, lease.expiresAt - startedAt - LEASE_MARGIN_MS));
     const conditional = revisits ? await revisits.headersFor(lease.url, lease.host) : undefined;
-    const res = await client.fetch(lease.url, { totalMs, ...(conditional ? { headers: conditional } : {}) });
+    // Drain a cut body's rest only when this host's next turn comes while the connection is
+    // still open (its delay under the keep-alive time); at long delays it would be bytes for nothing.
+    const hostDelayMs = Math.max(config.delayMs, robots.compiled.crawlDelayMs ?? 0);
+    const drainBytes = hostDelayMs + DRAIN_DELAY_MARGIN_MS < DEFAULT_KEEP_ALIVE_MS ? config.cutDrainBytes : 0;
+    const res = await client.fetch(lease.url, { totalMs, drainBytes, ...(conditional ? { headers: conditional } : {}) });
     const end = endNow();
     leaseTtl.record(res.timings.total);
     const verdict = decide(res, lease.attempt, retry, Date.now());

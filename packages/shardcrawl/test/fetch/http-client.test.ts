@@ -57,6 +57,12 @@ describe("http client over node:http", () => {
           res.end();
         };
         pump();
+      } else if (path.startsWith("/sized/") || path.startsWith("/chunked/")) {
+        // n bytes of 'c', with Content-Length (/sized/n) or chunked without it (/chunked/n).
+        const n = Number(path.split("/")[2]);
+        res.writeHead(200, path.startsWith("/sized/") ? { "Content-Length": String(n) } : {});
+        for (let sent = 0; sent < n; sent += 700) res.write(Buffer.alloc(Math.min(700, n - sent), 99));
+        res.end();
       } else if (path === "/exact") {
         res.end(Buffer.alloc(1000, 98));
       } else if (path === "/stall") {
@@ -161,6 +167,52 @@ describe("http client over node:http", () => {
     const deadline = Date.now() + 5_000;
     while (liveResponses.size > 0 && Date.now() < deadline) await sleep(20);
     expect(liveResponses.size).toBe(0);
+  });
+
+  describe("draining the rest of a cut body to keep the connection (drainBytes)", () => {
+    // Each case: a cut page, then a small one; did the second go over the first one's connection?
+    async function cutThenNext(path: string, drainBytes: number): Promise<{ cut: FetchSuccess; reused: boolean; opened: number }> {
+      ok(await client.fetch(url("/page"))); // a warm connection to start from
+      const before = connections.count();
+      const cut = ok(await client.fetch(url(path), { drainBytes }));
+      const next = ok(await client.fetch(url("/page")));
+      return { cut, reused: next.reusedConnection, opened: connections.count() - before };
+    }
+
+    it("a rest within drainBytes (known length) is read and dropped: same body, same connection", async () => {
+      const r = await cutThenNext("/sized/4000", 5000);
+      expect(r.cut.truncated).toBe("length");
+      expect(r.cut.body.length).toBe(1000);
+      expect(r.cut.body.every((b) => b === 99)).toBe(true);
+      expect([r.reused, r.opened]).toEqual([true, 0]);
+    });
+
+    it("a rest over drainBytes (known length) is not read: the connection closes at the cut", async () => {
+      const r = await cutThenNext("/sized/40000", 5000);
+      expect(r.cut.truncated).toBe("length");
+      expect(r.cut.body.length).toBe(1000);
+      expect(r.reused).toBe(false);
+      expect(r.opened).toBeGreaterThan(0);
+    });
+
+    it("unknown length: drains up to drainBytes, keeps the connection if the body ended by then", async () => {
+      const short = await cutThenNext("/chunked/4000", 5000);
+      expect(short.cut.body.length).toBe(1000);
+      expect(short.cut.truncated).toBe("length");
+      expect([short.reused, short.opened]).toEqual([true, 0]);
+      const long = await cutThenNext("/chunked/40000", 5000);
+      expect(long.cut.body.length).toBe(1000);
+      expect(long.cut.truncated).toBe("length");
+      expect(long.reused).toBe(false);
+      expect(long.opened).toBeGreaterThan(0);
+    });
+
+    it("drainBytes 0 (the default) closes at the cut", async () => {
+      const r = await cutThenNext("/sized/4000", 0);
+      expect(r.cut.body.length).toBe(1000);
+      expect(r.reused).toBe(false);
+      expect(r.opened).toBeGreaterThan(0);
+    });
   });
 
   it("a per-request cap overrides the client's", async () => {
