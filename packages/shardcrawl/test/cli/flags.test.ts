@@ -12,12 +12,12 @@ describe("crawl flags (a contract outside tests rely on)", () => {
       "--seeds", "s.txt", "--out", "o", "--max-pages", "10", "--delay", "250", "--host-concurrency", "2",
       "--user-agent", "bot/1.0", "--connect-to", "::127.0.0.1:8080", "--connect-to", ":443:127.0.0.1:8443",
       "--allow-private", "--scope", "hosts", "--ca-file", "ca.pem", "--max-page-bytes", "1000",
-      "--fetchers", "3", "--parsers", "2",
+      "--fetchers", "3", "--parsers", "2", "--cut-drain-bytes", "0",
     ]);
     expect(c).toMatchObject({
       seeds: "s.txt", out: "o", maxPages: 10, delayMs: 250, hostConcurrency: 2, userAgent: "bot/1.0",
       connectTo: ["::127.0.0.1:8080", ":443:127.0.0.1:8443"], allowPrivate: true, scope: "hosts",
-      caFile: "ca.pem", maxPageBytes: 1000, fetchers: 3, parsers: 2,
+      caFile: "ca.pem", maxPageBytes: 1000, fetchers: 3, parsers: 2, cutDrainBytes: 0,
     });
   });
 
@@ -27,6 +27,7 @@ describe("crawl flags (a contract outside tests rely on)", () => {
     expect(c.hostConcurrency).toBe(1);
     expect(c.allowPrivate).toBe(false);
     expect(c.scope).toBe("domains");
+    expect(c.cutDrainBytes).toBe(512 * 1024);
   });
 
   it("--fetch-timeout caps every phase's timeout", () => {
@@ -40,6 +41,7 @@ describe("crawl flags (a contract outside tests rely on)", () => {
     expect(() => parseCrawlFlags(["--seeds", "s"])).toThrow(/--out <dir> is required/);
     expect(() => parseCrawlFlags(["--out", "o", "--fetchers", "0"])).toThrow(/fetchers: expected a positive integer/);
     expect(() => parseCrawlFlags(["--out", "o", "--bogus"])).toThrow(UsageError);
+    expect(() => parseCrawlFlags(["--out", "o", "--cut-drain-bytes=x1"])).toThrow(/--cut-drain-bytes: expected a non-negative integer/);
   });
 });
 
