@@ -75,7 +75,10 @@ export class GroupCommit<I, R> {
       // Busy: the batch runs after the current operation and takes every append made until then.
       // Idle: wait for the rest of this turn's appends (pages parsed together are written together).
       if (this.queue.length > 0) this.#enqueue();
-      else setImmediate(() => this.#enqueue());
+      else setImmediate(() => {
+        // kick() may have queued (and written) this batch already.
+        if (this.#scheduled) this.#enqueue();
+      });
     });
   }
 
@@ -92,6 +95,7 @@ export class GroupCommit<I, R> {
       this.#scheduled = false;
       const batch = this.#pending;
       this.#pending = [];
+      if (batch.length === 0) return;
       try {
         await this.flush(batch);
       } catch (err) {

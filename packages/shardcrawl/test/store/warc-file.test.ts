@@ -156,6 +156,23 @@ describe("WarcFileWriter", () => {
     expect(await cdxjOf(finished!.cdxjPath)).toHaveLength(11);
   });
 
+  test("appends still waiting for their batch are written before a rotate or close called after them", async () => {
+    const dir = await tempDir("group-order");
+    const writer = new WarcFileWriter({ dir, prefix: "go", maxFileBytes: 1 << 30, warcinfo: WARCINFO });
+    const pages = manyPages(6, 12);
+    const first = pages.slice(0, 3).map((p) => writer.append(buildPageRecords(p, { warcinfoId: writer.warcinfoId })));
+    const rotated = writer.rotate();
+    const [locations, file] = await Promise.all([Promise.all(first), rotated]);
+    expect(file!.responses).toBe(3);
+    expect(locations.every((l) => l.file === file!.name)).toBe(true);
+    const second = pages.slice(3).map((p) => writer.append(buildPageRecords(p, { warcinfoId: writer.warcinfoId })));
+    const closed = writer.close();
+    const [later, last] = await Promise.all([Promise.all(second), closed]);
+    expect(last!.name).not.toBe(file!.name);
+    expect(later.every((l) => l.file === last!.name)).toBe(true);
+    expect((await readWithWarcio(last!.path)).filter((r) => r.type === "response")).toHaveLength(3);
+  });
+
   test("a batch that crosses a rotation lands in the same files as the same appends made one by one", async () => {
     async function run(together: boolean): Promise<{ files: number[]; stale: number; writes: number }> {
       const dir = await tempDir(together ? "rot-batch" : "rot-seq");
