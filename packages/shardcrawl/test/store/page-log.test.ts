@@ -68,6 +68,13 @@ describe("PageLogWriter", () => {
     expect(writer.stats).toMatchObject({ writes: 2, linesWritten: 12 });
     const [name] = await readdir(dir);
     expect(await readLines(join(dir, name!))).toEqual(lines);
+    // Lines still waiting for their batch go out before a close called after them.
+    const dir2 = await tempDir("pages-group-close");
+    const writer2 = new PageLogWriter({ dir: dir2, prefix: "grp", maxFileBytes: 1 << 30 });
+    const pending = lines.map((l) => writer2.append(l));
+    const closed = writer2.close();
+    await Promise.all([...pending, closed]);
+    expect(await readLines((await closed)!.path)).toEqual(lines);
   });
 
   test("over-long free text is shortened; a line that still cannot fit is a clear error", () => {
