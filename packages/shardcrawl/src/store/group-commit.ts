@@ -67,7 +67,7 @@ export class GroupCommit<I, R> {
         },
         reject: (e) => {
           settle();
-          reject(e);
+          reject(e instanceof Error ? e : new Error(String(e)));
         },
       });
       if (this.#scheduled) return;
