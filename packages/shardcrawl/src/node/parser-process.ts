@@ -28,6 +28,9 @@ import { StorageSignal } from "./storage-signal.js";
 /** Write-buffer bytes counted per page beyond its WARC records (page-log line, outbox links). */
 const OUTPUT_OVERHEAD_BYTES = 2048;
 
+/** Pages taken and parsed at once when parsing inline. */
+const INLINE_BATCH = 8;
+
 async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
@@ -100,7 +103,9 @@ async function main(): Promise<void> {
   // Two stages: parsing (CPU, in the pool, at most maxInFlight pages) and writing (WARC, page log,
   // outbox, then the ack), bounded in bytes by the write buffer. When storage is slow the buffer
   // fills and no new page is taken; the StorageSignal tells the fetchers that is why they wait.
-  const maxInFlight = Math.max(1, config.parserThreads) * 2;
+  // Inline (parserThreads 0), pages taken together are parsed back to back and written together
+  // (one WARC write, one page-log write: store/group-commit.ts), and one take script brings several.
+  const maxInFlight = config.parserThreads > 0 ? config.parserThreads * 2 : INLINE_BATCH;
   const inFlight = new Set<Promise<void>>();
   const writes = new Set<Promise<void>>();
   const budget = new WriteBudget(config.writeBufferBytes);

@@ -95,6 +95,36 @@ export class AppendFile {
     }
   }
 
+  /**
+   * Appends `parts` back to back as one append (one vectored write when the kernel takes it all):
+   * either every byte lands, or the file is rolled back to where it was. Returns the start offset.
+   */
+  async appendv(parts: Uint8Array[]): Promise<number> {
+    if (parts.length === 1) return this.append(parts[0]!);
+    if (this.#closed) throw new Error(`append to closed file ${this.path}`);
+    if (this.#broken) throw this.#broken;
+    if (this.#busy) throw new Error(`concurrent append to ${this.path} (appends must be serialized)`);
+    this.#busy = true;
+    const offset = this.#size;
+    let total = 0;
+    for (const p of parts) total += p.length;
+    try {
+      if (SLOW_WRITES_MS > 0) await sleep(SLOW_WRITES_MS);
+      let done = 0;
+      while (done < total) {
+        const { bytesWritten } = await this.#handle.writev(partsFrom(parts, done), offset + done);
+        if (bytesWritten <= 0) throw new Error("write made no progress");
+        done += bytesWritten;
+      }
+      this.#size = offset + total;
+      return offset;
+    } catch (err) {
+      throw await this.#rollback(offset, err);
+    } finally {
+      this.#busy = false;
+    }
+  }
+
   async #rollback(offset: number, cause: unknown): Promise<StoreWriteError> {
     try {
       await this.#handle.truncate(offset);
@@ -126,6 +156,25 @@ export class AppendFile {
     this.#closed = true;
     await this.#handle.close();
   }
+}
+
+/** At most this many buffers per writev call (Linux's IOV_MAX is 1024). */
+const MAX_IOV = 512;
+
+/** The bytes of `parts` from `skip` on, as buffers (no copy), at most MAX_IOV of them. */
+function partsFrom(parts: Uint8Array[], skip: number): Uint8Array[] {
+  const out: Uint8Array[] = [];
+  let left = skip;
+  for (const p of parts) {
+    if (out.length === MAX_IOV) break;
+    if (left >= p.length) {
+      left -= p.length;
+      continue;
+    }
+    out.push(left > 0 ? p.subarray(left) : p);
+    left = 0;
+  }
+  return out;
 }
 
 /** fsync a folder (Linux needs it for a rename to be durable). Best effort on platforms that refuse. */

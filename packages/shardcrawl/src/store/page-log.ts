@@ -3,6 +3,7 @@
 import { mkdir, unlink } from "node:fs/promises";
 import { StoreWriteError } from "./append-file.js";
 import { checkPrefix, type CreatedOutputFile, createOutputFile } from "./file-names.js";
+import { GroupCommit, type PendingAppend } from "./group-commit.js";
 import { BoundedSerialQueue } from "./serial-queue.js";
 import type { PageLogLine } from "../shared/types.js";
 
@@ -58,20 +59,24 @@ function toJsonLine(value: unknown): string {
 export class PageLogWriter {
   readonly #opts: PageLogWriterOptions;
   readonly #queue: BoundedSerialQueue;
+  /** Lines appended while a write is under way (or in the same turn) go to the disk in one write. */
+  readonly #appends: GroupCommit<{ data: Buffer; lines: number }, void>;
   #current: (CreatedOutputFile & { lines: number }) | null = null;
   #closed = false;
   #dirReady = false;
-  #stats = { filesFinished: 0, linesWritten: 0, bytesWritten: 0 };
+  #stats = { filesFinished: 0, linesWritten: 0, bytesWritten: 0, writes: 0 };
 
   constructor(opts: PageLogWriterOptions) {
     if (!(opts.maxFileBytes > 0)) throw new RangeError(`maxFileBytes must be > 0, got ${opts.maxFileBytes}`);
     checkPrefix(opts.prefix);
     this.#opts = opts;
-    this.#queue = new BoundedSerialQueue(opts.maxQueuedBytes ?? 16 * 1024 * 1024, `page log ${opts.prefix}`);
+    const maxQueuedBytes = opts.maxQueuedBytes ?? 16 * 1024 * 1024;
+    this.#queue = new BoundedSerialQueue(maxQueuedBytes, `page log ${opts.prefix}`);
+    this.#appends = new GroupCommit(this.#queue, maxQueuedBytes, `page log ${opts.prefix}`, (batch) => this.#writeBatch(batch));
   }
 
-  get stats(): { filesFinished: number; linesWritten: number; bytesWritten: number; queuedBytes: number; currentFile: string | null } {
-    return { ...this.#stats, queuedBytes: this.#queue.queuedBytes, currentFile: this.#current?.name ?? null };
+  get stats(): { filesFinished: number; linesWritten: number; bytesWritten: number; writes: number; queuedBytes: number; currentFile: string | null } {
+    return { ...this.#stats, queuedBytes: this.#appends.queuedBytes, currentFile: this.#current?.name ?? null };
   }
 
   /** Appends one line; resolves when written. Same errors as WarcFileWriter.append. */
@@ -88,30 +93,40 @@ export class PageLogWriter {
       return Promise.reject(err instanceof Error ? err : new Error(String(err)));
     }
     if (data.length === 0) return Promise.resolve();
-    return this.#queue.run(data.length, async () => {
-      if (this.#closed) throw new Error(`page log ${this.#opts.prefix} is closed`);
-      const cur = await this.#fileWithRoom();
-      try {
-        await cur.file.append(data);
-      } catch (err) {
-        // Not rolled back: leave that file .open for repair and start a new one next time.
-        if (err instanceof StoreWriteError && !err.rolledBack && this.#current === cur) {
-          this.#current = null;
-          await cur.file.abandon().catch(() => undefined);
-        }
-        throw err;
+    return this.#appends.add({ data, lines: lines.length }, data.length);
+  }
+
+  /** Writes a batch of appends in order, as one write to one file; they resolve or fail together. */
+  async #writeBatch(batch: Array<PendingAppend<{ data: Buffer; lines: number }, void>>): Promise<void> {
+    if (this.#closed) throw new Error(`page log ${this.#opts.prefix} is closed`);
+    const cur = await this.#fileWithRoom();
+    const data = batch.length === 1 ? batch[0]!.input.data : Buffer.concat(batch.map((p) => p.input.data));
+    try {
+      await cur.file.append(data);
+    } catch (err) {
+      // Not rolled back: leave that file .open for repair and start a new one next time.
+      if (err instanceof StoreWriteError && !err.rolledBack && this.#current === cur) {
+        this.#current = null;
+        await cur.file.abandon().catch(() => undefined);
       }
-      cur.lines += lines.length;
-      this.#stats.linesWritten += lines.length;
-      this.#stats.bytesWritten += data.length;
-    });
+      throw err;
+    }
+    for (const p of batch) {
+      cur.lines += p.input.lines;
+      this.#stats.linesWritten += p.input.lines;
+    }
+    this.#stats.bytesWritten += data.length;
+    this.#stats.writes += 1;
+    for (const p of batch) p.resolve();
   }
 
   rotate(): Promise<FinishedPageLog | null> {
+    this.#appends.kick();
     return this.#queue.run(0, () => this.#finishCurrent());
   }
 
   close(): Promise<FinishedPageLog | null> {
+    this.#appends.kick();
     return this.#queue.run(0, async () => {
       this.#closed = true;
       return this.#finishCurrent();

@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { type AppendFile, StoreWriteError } from "./append-file.js";
 import { type CdxFields, cdxjLine, cdxjNameFor, writeCdxjFile } from "./cdxj.js";
 import { checkPrefix, type CreatedOutputFile, createOutputFile } from "./file-names.js";
+import { GroupCommit, type PendingAppend } from "./group-commit.js";
 import { BoundedSerialQueue } from "./serial-queue.js";
 import { buildWarcinfo, newRecordId } from "./warc-record.js";
 
@@ -62,6 +63,8 @@ export interface WarcWriterStats {
   currentFile: string | null;
   /** Appends whose records name the warcinfo of an earlier file of this writer (built across a rotation). */
   staleWarcinfoRefs: number;
+  /** Writes of appended records (appends made together share one). */
+  writes: number;
 }
 
 interface OpenWarc extends CreatedOutputFile {
@@ -70,12 +73,19 @@ interface OpenWarc extends CreatedOutputFile {
   index: string[];
 }
 
+/** Index lines an append adds: one for a located response with index fields. */
+function indexLines(a: WarcAppend): number {
+  return a.cdx && a.responseOffset !== undefined && a.responseLength !== undefined ? 1 : 0;
+}
+
 const DEFAULT_MAX_QUEUED_BYTES = 64 * 1024 * 1024;
 const DEFAULT_MAX_INDEX_ENTRIES = 200_000;
 
 export class WarcFileWriter {
   readonly #opts: WarcFileWriterOptions;
   readonly #queue: BoundedSerialQueue;
+  /** Appends made while a write is under way (or in the same turn) go to the disk in one write. */
+  readonly #appends: GroupCommit<WarcAppend, WarcLocation>;
   readonly #maxIndexEntries: number;
   /** How far a full file may still grow for records that were built naming its warcinfo. */
   readonly #overshootBytes: number;
@@ -84,13 +94,15 @@ export class WarcFileWriter {
   #nextWarcinfoId = newRecordId();
   #closed = false;
   #dirReady = false;
-  #stats = { filesFinished: 0, bytesWritten: 0, staleWarcinfoRefs: 0 };
+  #stats = { filesFinished: 0, bytesWritten: 0, staleWarcinfoRefs: 0, writes: 0 };
 
   constructor(opts: WarcFileWriterOptions) {
     if (!(opts.maxFileBytes > 0)) throw new RangeError(`maxFileBytes must be > 0, got ${opts.maxFileBytes}`);
     checkPrefix(opts.prefix);
     this.#opts = opts;
-    this.#queue = new BoundedSerialQueue(opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES, `WARC writer ${opts.prefix}`);
+    const maxQueuedBytes = opts.maxQueuedBytes ?? DEFAULT_MAX_QUEUED_BYTES;
+    this.#queue = new BoundedSerialQueue(maxQueuedBytes, `WARC writer ${opts.prefix}`);
+    this.#appends = new GroupCommit(this.#queue, maxQueuedBytes, `WARC writer ${opts.prefix}`, (batch) => this.#writeBatch(batch));
     this.#maxIndexEntries = opts.maxIndexEntries ?? DEFAULT_MAX_INDEX_ENTRIES;
     this.#overshootBytes = Math.min(opts.maxFileBytes, 64 * 1024 * 1024);
   }
@@ -108,7 +120,7 @@ export class WarcFileWriter {
   get stats(): WarcWriterStats {
     return {
       ...this.#stats,
-      queuedBytes: this.#queue.queuedBytes,
+      queuedBytes: this.#appends.queuedBytes,
       currentFile: this.#current?.name ?? null,
     };
   }
@@ -136,27 +148,71 @@ export class WarcFileWriter {
     ) {
       return Promise.reject(new RangeError(`response range ${responseOffset}+${responseLength} is outside the ${data.length} appended bytes`));
     }
-    return this.#queue.run(data.length, async () => {
-      if (this.#closed) throw new Error(`WARC writer ${this.#opts.prefix} is closed`);
-      const target = await this.#fileFor(input.warcinfoId);
-      const offset = await target.file.append(data).catch((err: unknown) => this.#dropIfBroken(target, err));
-      this.#stats.bytesWritten += data.length;
-      if (responseOffset !== undefined && responseLength !== undefined) {
-        const location = { file: target.name, offset: offset + responseOffset, length: responseLength };
-        if (input.cdx) target.index.push(cdxjLine({ ...input.cdx, ...location, filename: target.name }));
-        return location;
+    return this.#appends.add(input, data.length);
+  }
+
+  /**
+   * Writes a batch of appends in order: each run of appends that one file takes (no rotation
+   * between them) as one write. An append resolves once its write is done; a failed write rejects
+   * its run and the rest of the batch (nothing of them was acknowledged: callers retry).
+   */
+  async #writeBatch(batch: Array<PendingAppend<WarcAppend, WarcLocation>>): Promise<void> {
+    if (this.#closed) throw new Error(`WARC writer ${this.#opts.prefix} is closed`);
+    let i = 0;
+    while (i < batch.length) {
+      const first = batch[i]!;
+      const target = await this.#fileFor(first.input.warcinfoId);
+      let size = target.file.size + first.bytes;
+      let entries = target.index.length + indexLines(first.input);
+      let j = i + 1;
+      for (; j < batch.length; j++) {
+        const next = batch[j]!;
+        if (!this.#takes(target, next.input.warcinfoId, size, entries)) break;
+        size += next.bytes;
+        entries += indexLines(next.input);
       }
-      return { file: target.name, offset, length: data.length };
-    });
+      const run = batch.slice(i, j);
+      const start = await target.file.appendv(run.map((p) => p.input.data)).catch((err: unknown) => this.#dropIfBroken(target, err));
+      this.#stats.writes += 1;
+      let offset = start;
+      for (const p of run) {
+        const { data, responseOffset, responseLength, cdx } = p.input;
+        this.#stats.bytesWritten += data.length;
+        if (responseOffset !== undefined && responseLength !== undefined) {
+          const location = { file: target.name, offset: offset + responseOffset, length: responseLength };
+          if (cdx) target.index.push(cdxjLine({ ...cdx, ...location, filename: target.name }));
+          p.resolve(location);
+        } else {
+          p.resolve({ file: target.name, offset, length: data.length });
+        }
+        offset += data.length;
+      }
+      i = j;
+    }
+  }
+
+  /**
+   * Would #fileFor hand out `cur` (no rotation) for an append naming `warcinfoId`, once the
+   * appends before it in the batch (`size` bytes, `entries` index lines) are in? Counts a stale
+   * warcinfo reference as #fileFor does.
+   */
+  #takes(cur: OpenWarc, warcinfoId: string | undefined, size: number, entries: number): boolean {
+    if (size < this.#opts.maxFileBytes && entries < this.#maxIndexEntries) {
+      if (warcinfoId !== undefined && warcinfoId !== cur.warcinfoId) this.#stats.staleWarcinfoRefs += 1;
+      return true;
+    }
+    return warcinfoId === cur.warcinfoId && size < this.#opts.maxFileBytes + this.#overshootBytes;
   }
 
   /** Finishes the open file now (if any); the next append starts a new one. */
   rotate(): Promise<FinishedWarcFile | null> {
+    this.#appends.kick();
     return this.#queue.run(0, () => this.#finishCurrent());
   }
 
   /** Finishes the open file after the queued appends; later appends are rejected. */
   close(): Promise<FinishedWarcFile | null> {
+    this.#appends.kick();
     return this.#queue.run(0, async () => {
       this.#closed = true;
       return this.#finishCurrent();

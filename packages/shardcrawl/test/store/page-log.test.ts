@@ -57,6 +57,26 @@ describe("PageLogWriter", () => {
     expect(writer.stats).toMatchObject({ linesWritten: 50, filesFinished: names.length });
   });
 
+  test("lines appended together share one write, in call order", async () => {
+    const dir = await tempDir("pages-group");
+    const writer = new PageLogWriter({ dir, prefix: "grp", maxFileBytes: 1 << 30 });
+    const lines = Array.from({ length: 12 }, (_, i) => line(i));
+    await Promise.all(lines.slice(0, 10).map((l) => writer.append(l)));
+    expect(writer.stats.writes).toBe(1);
+    await writer.appendMany(lines.slice(10));
+    await writer.close();
+    expect(writer.stats).toMatchObject({ writes: 2, linesWritten: 12 });
+    const [name] = await readdir(dir);
+    expect(await readLines(join(dir, name!))).toEqual(lines);
+    // Lines still waiting for their batch go out before a close called after them.
+    const dir2 = await tempDir("pages-group-close");
+    const writer2 = new PageLogWriter({ dir: dir2, prefix: "grp", maxFileBytes: 1 << 30 });
+    const pending = lines.map((l) => writer2.append(l));
+    const closed = writer2.close();
+    await Promise.all([...pending, closed]);
+    expect(await readLines((await closed)!.path)).toEqual(lines);
+  });
+
   test("over-long free text is shortened; a line that still cannot fit is a clear error", () => {
     const text = serializePageLogLine(line(1, { title: "t".repeat(100_000), error_detail: "e".repeat(100_000) }), 8192);
     expect(Buffer.byteLength(text)).toBeLessThanOrEqual(8192);

@@ -1,6 +1,8 @@
 import { spawn } from "node:child_process";
 import { createReadStream } from "node:fs";
 import { readdir, readFile, stat } from "node:fs/promises";
+import { join } from "node:path";
+import { gunzipSync } from "node:zlib";
 import { fileURLToPath } from "node:url";
 import { describe, expect, test } from "vitest";
 import { CDXIndexer } from "warcio";
@@ -132,6 +134,71 @@ describe("WarcFileWriter", () => {
     expect(seenUrls).toEqual(pages.map((p) => p.url));
   });
 
+  test("appends made together share one write (group commit); each resolves with its own record's location", async () => {
+    const dir = await tempDir("group");
+    const writer = new WarcFileWriter({ dir, prefix: "grp", maxFileBytes: 1 << 30, warcinfo: WARCINFO });
+    const pages = manyPages(10, 11);
+    const built = pages.map((p) => buildPageRecords(p, { warcinfoId: writer.warcinfoId }));
+    const locations = await Promise.all(built.map((b) => writer.append(b)));
+    expect(writer.stats.writes).toBe(1);
+    locations.push(await writer.append(buildPageRecords(pages[0]!, { warcinfoId: writer.warcinfoId })));
+    expect(writer.stats.writes).toBe(2);
+    const finished = await writer.close();
+    const file = await readFile(finished!.path);
+    // Every location is the response member of its own page, readable alone (what CDXJ replay does).
+    locations.forEach((l, i) => {
+      const member = gunzipSync(file.subarray(l.offset, l.offset + l.length)).toString("latin1");
+      expect(member).toContain(`\r\nWARC-Target-URI: ${pages[i % pages.length]!.url}\r\n`);
+      expect(member).toContain("WARC-Type: response");
+    });
+    const records = await readWithWarcio(finished!.path);
+    expect(records.filter((r) => r.type === "response").map((r) => r.warc.get("WARC-Target-URI"))).toEqual([...pages, pages[0]!].map((p) => p.url));
+    expect(await cdxjOf(finished!.cdxjPath)).toHaveLength(11);
+  });
+
+  test("appends still waiting for their batch are written before a rotate or close called after them", async () => {
+    const dir = await tempDir("group-order");
+    const writer = new WarcFileWriter({ dir, prefix: "go", maxFileBytes: 1 << 30, warcinfo: WARCINFO });
+    const pages = manyPages(6, 12);
+    const first = pages.slice(0, 3).map((p) => writer.append(buildPageRecords(p, { warcinfoId: writer.warcinfoId })));
+    const rotated = writer.rotate();
+    const [locations, file] = await Promise.all([Promise.all(first), rotated]);
+    expect(file!.responses).toBe(3);
+    expect(locations.every((l) => l.file === file!.name)).toBe(true);
+    const second = pages.slice(3).map((p) => writer.append(buildPageRecords(p, { warcinfoId: writer.warcinfoId })));
+    const closed = writer.close();
+    const [later, last] = await Promise.all([Promise.all(second), closed]);
+    expect(last!.name).not.toBe(file!.name);
+    expect(later.every((l) => l.file === last!.name)).toBe(true);
+    expect((await readWithWarcio(last!.path)).filter((r) => r.type === "response")).toHaveLength(3);
+  });
+
+  test("a batch that crosses a rotation lands in the same files as the same appends made one by one", async () => {
+    async function run(together: boolean): Promise<{ files: number[]; stale: number; writes: number }> {
+      const dir = await tempDir(together ? "rot-batch" : "rot-seq");
+      const writer = new WarcFileWriter({ dir, prefix: "rb", maxFileBytes: 15_000, warcinfo: WARCINFO, gzipLevel: 0 });
+      const pages = manyPages(48, 4);
+      const locations: WarcLocation[] = [];
+      for (let i = 0; i < pages.length; i += 6) {
+        const warcinfoId = writer.warcinfoId;
+        // The last page of each group names no warcinfo the writer knows about yet: a stale reference.
+        const built = pages.slice(i, i + 6).map((p, k) => buildPageRecords(p, { warcinfoId: k === 5 ? "urn:uuid:00000000-0000-4000-8000-00000000000f" : warcinfoId, gzipLevel: 0 }));
+        if (together) locations.push(...(await Promise.all(built.map((b) => writer.append(b)))));
+        else for (const b of built) locations.push(await writer.append(b));
+      }
+      await writer.close();
+      const names = [...new Set(locations.map((l) => l.file))];
+      for (const n of names) expect((await verifyWarcFile(join(dir, n))).errors).toEqual([]);
+      return { files: locations.map((l) => names.indexOf(l.file)), stale: writer.stats.staleWarcinfoRefs, writes: writer.stats.writes };
+    }
+    const seq = await run(false);
+    const batched = await run(true);
+    expect(batched.files).toEqual(seq.files);
+    expect(batched.stale).toBe(seq.stale);
+    expect(new Set(seq.files).size).toBeGreaterThan(3);
+    expect(batched.writes).toBeLessThan(seq.writes);
+  });
+
   test("the index of the open file is bounded too: maxIndexEntries rotates the file", async () => {
     const dir = await tempDir("entries");
     const writer = new WarcFileWriter({ dir, prefix: "ent", maxFileBytes: 1 << 30, warcinfo: WARCINFO, maxIndexEntries: 3 });
@@ -192,13 +259,13 @@ describe("write failures", () => {
     await f.abandon();
   });
 
-  test("a WARC writer hitting the file size limit (ulimit -f) reports EFBIG, rolls back, and leaves a valid file", async () => {
+  test.each([1, 4])("a WARC writer hitting the file size limit (ulimit -f) reports EFBIG, rolls back, and leaves a valid file (%i appends at a time)", async (together) => {
     const dir = await tempDir("full");
     const child = fileURLToPath(new URL("./fixtures/write-until-full.mjs", import.meta.url));
     const src = fileURLToPath(new URL("../../src/store/index.ts", import.meta.url));
     const out = await new Promise<string>((resolve, reject) => {
       // ulimit -f counts 1024-byte blocks: 64 KiB per file.
-      const proc = spawn("bash", ["-c", 'ulimit -f 64 && exec "$0" "$@"', process.execPath, child, src, dir], { stdio: ["ignore", "pipe", "pipe"] });
+      const proc = spawn("bash", ["-c", 'ulimit -f 64 && exec "$0" "$@"', process.execPath, child, src, dir, String(together)], { stdio: ["ignore", "pipe", "pipe"] });
       let stdout = "";
       let stderr = "";
       const timer = setTimeout(() => proc.kill("SIGKILL"), 60_000);

@@ -38,6 +38,34 @@ describe("buildPageRecords", () => {
     expect(payloadIsCompressed([["Content-Encoding", "br"]])).toBe(true);
   });
 
+  test("stored members (level 0) of every size, across the 65,535-byte block limit, read back whole", async () => {
+    const dir = await tempDir("stored");
+    const sizes = [0, 1, 65_000, 65_535, 65_536, 131_070, 200_000, 256 * 1024];
+    const bodies = sizes.map((n, i) => Buffer.from(Array.from({ length: n }, (_, j) => (j * 31 + i) & 0xff)));
+    const built = bodies.flatMap((body, i) => [
+      buildPageRecords(page({ url: `http://example.com/coded${i}`, body, headers: [["Content-Encoding", "br"]] }), { gzipLevel: 1 }),
+      buildPageRecords(page({ url: `http://example.com/level0-${i}`, body }), { gzipLevel: 0 }),
+    ]);
+    for (const b of built) {
+      // Each member is a whole gzip stream by itself: the CDXJ offset/length of the response reads alone.
+      const response = gunzipSync(b.data.subarray(b.responseOffset, b.responseOffset + b.responseLength)).toString("latin1");
+      expect(response.startsWith("WARC/1.1\r\nWARC-Type: response\r\n")).toBe(true);
+      expect(response.endsWith("\r\n\r\n")).toBe(true);
+    }
+    const path = join(dir, "stored.warc.gz");
+    await writeFile(path, Buffer.concat(built.map((b) => b.data)));
+    const records = await readWithWarcio(path);
+    const responses = records.filter((r) => r.type === "response");
+    expect(responses).toHaveLength(built.length);
+    responses.forEach((r, i) => {
+      const body = bodies[Math.floor(i / 2)]!;
+      expect(r.payload.equals(body)).toBe(true);
+      expect(r.warc.get("WARC-Payload-Digest")).toBe(referenceSha1Base32(body));
+    });
+    const v = await verifyWarcFile(path);
+    expect(v.errors).toEqual([]);
+  });
+
   test("request and response are separate gzip members with the documented headers", () => {
     const p = page({ truncated: "length" });
     const r = buildPageRecords(p, { warcinfoId: "urn:uuid:00000000-0000-4000-8000-000000000001" });
