@@ -11,7 +11,7 @@ export interface ParseRunner {
 
 export async function parseRunner(setup: WorkerSetup, threads: number): Promise<ParseRunner> {
   if (threads === 0) {
-    const parse = makeParseTask(setup, false);
+    const parse = makeParseTask(setup);
     return {
       run: (task) => {
         try {

@@ -3,7 +3,6 @@
 // Bloom positions) cost more to clone than the WARC bytes. Links travel as parallel arrays and
 // one Float64Array of positions (exact: positions are below 2^46), and the ArrayBuffers are
 // transferred, not copied.
-import { move, transferableSymbol, valueSymbol } from "piscina";
 import type { HashedLink } from "../frontier/links.js";
 
 export interface PackedLinks {
@@ -45,15 +44,4 @@ export function unpackWorkerLinks(p: PackedLinks): HashedLink[] {
     };
   }
   return out;
-}
-
-/** A whole ArrayBuffer that only `view` uses (small Buffers share a pool, which must not be transferred). */
-function ownsBuffer(view: ArrayBufferView): view is ArrayBufferView<ArrayBuffer> {
-  return view.buffer instanceof ArrayBuffer && view.byteOffset === 0 && view.byteLength === view.buffer.byteLength;
-}
-
-/** Wraps a worker's result so piscina transfers the listed views' buffers instead of copying them. */
-export function transferring<T extends object>(value: T, views: readonly ArrayBufferView[]): T {
-  const list = [...new Set(views.filter(ownsBuffer).map((v) => v.buffer))];
-  return move({ [transferableSymbol]: list, [valueSymbol]: value } as never) as unknown as T;
 }

@@ -13,7 +13,7 @@ import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
 import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
-import { packWorkerLinks, transferring, type PackedLinks } from "./worker-transfer.js";
+import { packWorkerLinks, type PackedLinks } from "./worker-transfer.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -62,17 +62,14 @@ export interface WorkerResult {
   lost?: undefined;
 }
 
-/**
- * The task function for one setup. `transfer`: wrap results so piscina moves their buffers to the
- * main thread (inline, the result is already there).
- */
-export function makeParseTask(setup: WorkerSetup, transfer: boolean): (task: WorkerTask) => WorkerResult | WorkerLost {
+/** The task function for one setup (worker-entry.ts wraps its results for the trip between threads). */
+export function makeParseTask(setup: WorkerSetup): (task: WorkerTask) => WorkerResult | WorkerLost {
   const inScope = scopeAllows(setup.scope);
   const hasher = new BloomHasher(setup.bloom);
   const uaToken = productToken(setup.userAgent);
   const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
   const priority = new UrlPrioritizer(setup.priorityRules);
-  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority, transfer });
+  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority });
 }
 
 interface TaskContext {
@@ -82,10 +79,9 @@ interface TaskContext {
   uaToken: string;
   contentDigester: ContentDigester | undefined;
   priority: UrlPrioritizer;
-  transfer: boolean;
 }
 
-function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority, transfer }: TaskContext): WorkerResult | WorkerLost {
+function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority }: TaskContext): WorkerResult | WorkerLost {
   let body: Buffer;
   if (task.spool) {
     try {
@@ -154,5 +150,5 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     outOfScope,
     bodyBytes: body.byteLength,
   };
-  return transfer ? transferring(result, [warc, packed.numbers, packed.bloom]) : result;
+  return result;
 }
