@@ -1,11 +1,17 @@
 // Compact queue elements. A host's queue holds millions of URLs on a hot host, so an element is
-// the path+query when the URL has the host's origin (the host hash stores the origin once) and the
-// full URL otherwise, followed by "\t<depth>[,<hops>[,<attempt>]]" only when a number is non-zero,
-// or, for the most common case (depth 1..8, no hops, first attempt), by ONE byte: the depth as a
-// control character \x01..\x08 (a byte per queued URL is ~3% of the frontier's memory). A
-// normalized URL never contains a control character (invalidLinkReason refuses them), so both
-// forms separate unambiguously. The Lua scripts
-// decide relative vs full (they know the host's stored origin); this module does the client side.
+// as short as it can be while still giving back the exact URL. Forms (all readable, so queues
+// written by an earlier version are still served):
+//   "\x01".."\x08" + path+query WITHOUT its leading "/": the URL has the host's stored origin,
+//       depth 1..8, no hops, first attempt (the common case). The depth byte stands in for the
+//       "/", so such a URL costs exactly its raw path+query bytes (since issue 6, session 3).
+//   "/" + path+query + suffix: the URL has the host's stored origin (any depth/hops/attempt).
+//   full URL + suffix: the URL has another origin than the host's (e.g. http vs https).
+// Suffix: nothing when depth, hops and attempt are 0; ONE byte \x01..\x08 for depth 1..8 with no
+// hops and no attempt; else "\t<depth>[,<hops>[,<attempt>]]". A normalized URL never contains a
+// control character (invalidLinkReason refuses them), so the forms separate unambiguously: a
+// leading control byte, a leading "/", or a scheme. The Lua scripts decide relative vs full (they
+// know the host's stored origin) and expand elements to full URLs (lib.lua el_full); this module
+// does the client side.
 
 /** A URL split losslessly as origin + rest, where rest starts with "/" (or origin is "" and rest is the URL). */
 export interface SplitUrl {
@@ -41,6 +47,15 @@ export function encodeSuffix(depth: number, hops: number, attempt: number): stri
   return "";
 }
 
+/**
+ * The element of a link whose URL has an origin (the Lua side swaps in the full URL when the
+ * host's stored origin differs): `rest` is the path+query starting with "/".
+ */
+export function encodeRelative(rest: string, depth: number, hops: number, attempt: number): string {
+  if (attempt === 0 && hops === 0 && depth >= 1 && depth <= MAX_BYTE_DEPTH) return String.fromCharCode(depth) + rest.slice(1);
+  return rest + encodeSuffix(depth, hops, attempt);
+}
+
 export interface DecodedElement {
   url: string;
   depth: number;
@@ -56,8 +71,13 @@ function nonNegativeInt(s: string | undefined): number {
   return Number.isSafeInteger(n) && n >= 0 ? n : 0;
 }
 
-/** Decodes an element whose URL part the script already expanded to a full URL. */
+/**
+ * Decodes an element: `url` is the full URL when the element holds one, else the path+query
+ * starting with "/" (prefix the host's stored origin, field o of P h:<host>).
+ */
 export function decodeElement(element: string): DecodedElement {
+  const first = element.charCodeAt(0);
+  if (first >= 1 && first <= MAX_BYTE_DEPTH) return { url: `/${element.slice(1)}`, depth: first, hops: 0, attempt: 0 };
   const last = element.charCodeAt(element.length - 1);
   if (last >= 1 && last <= MAX_BYTE_DEPTH) return { url: element.slice(0, -1), depth: last, hops: 0, attempt: 0 };
   const tab = element.indexOf("\t");

@@ -12,8 +12,9 @@
 //                              r requeues (robots-first, retries)
 //   P q<tier>:<host>    list   the host's queue for one tier (0 = highest .. MAX_TIER), FIFO:
 //                              RPUSH at the tail, LPOP at the head, LPUSH to put work back first.
-//                              Element: path+query when the URL has the host's origin, else the full
-//                              URL; then "\t<depth>[,<hops>[,<attempt>]]" only when non-zero.
+//                              Element (element.ts): "<depth byte>path+query-without-its-/", or
+//                              "/path+query" or the full URL, + "<depth byte>" or
+//                              "\t<depth>[,<hops>[,<attempt>]]" when not all zero.
 //   P ready             zset   hosts that may start a request, scored by the earliest start time;
 //                              a host is here only with queued URLs and a free concurrency slot.
 //   P leases            zset   lease id -> expiry (epoch ms)
@@ -39,7 +40,8 @@
 //                              (spilled URLs in files under out/spill/, not yet re-admitted),
 //                              storage (epoch ms until which a parser's write buffer is full: slow
 //                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
-//   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding victims)
+//   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding
+//                              victims); only the 1000 biggest are kept
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
 //   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:

@@ -1,12 +1,15 @@
 // Packs links into the argument layout of lib.lua's add_links (used by add_links.lua and
 // ack_page.lua): segment bits, caps, k, ONE binary blob of per-link records (host index, origin
-// index, tier, k Bloom positions), the distinct hosts and origins once each, then one element
-// string per link. Few arguments and no per-position strings: measured, the Lua side of a script
-// spends most of its time creating strings (one per argument), not running bit commands.
+// index, tier, element length, k Bloom positions), the counts of distinct hosts and origins, and
+// ONE text argument: those hosts and origins, each ended by "\n", then every link's queue element
+// back to back. A fixed number of arguments whatever the link count: the client encodes no
+// per-link argument (ioredis' per-argument framing and copying was most of its cost of an ack),
+// and the script cuts out only the elements of links it queues (most links of a crawl are
+// already seen), where Redis used to create a Lua string for every argument.
 // Bad links are counted and skipped here, never sent, so one bad link cannot fail a page's batch.
 import { MAX_TIER, type DiscoveredLink } from "../shared/types.js";
 import type { BloomHasher, BloomParams } from "./bloom.js";
-import { encodeSuffix, splitOrigin } from "./element.js";
+import { encodeRelative, encodeSuffix, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
 import { filterUrl, type UrlFilter } from "./url-filters.js";
 
@@ -27,6 +30,8 @@ export interface QueueCaps {
 export const MAX_LINKS_PER_CALL = 20_000;
 /** Longer URLs are refused: they would bloat queues and are almost always traps. */
 export const MAX_QUEUED_URL_LENGTH = 8192;
+/** Bytes of a link record before its Bloom positions: host u16, origin u16, tier u8, element bytes u16. */
+const LINK_RECORD_BYTES = 7;
 /** Origin index meaning "no origin: the element is the full URL". */
 const NO_ORIGIN = 0xffff;
 
@@ -78,11 +83,12 @@ export function writePositions(buf: Buffer, offset: number, positions: ArrayLike
 
 export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps, filters: readonly UrlFilter[] = []): PackedLinks {
   if (links.length > MAX_LINKS_PER_CALL) throw new RangeError(`frontier: at most ${MAX_LINKS_PER_CALL} links per call, got ${links.length}`);
-  const rec = 5 + 6 * params.k;
+  const rec = LINK_RECORD_BYTES + 6 * params.k;
   const blob = Buffer.allocUnsafe(links.length * rec);
   const hosts = new Map<string, number>();
   const origins = new Map<string, number>();
-  const elements: string[] = [];
+  let text = "";
+  let count = 0;
   let invalid = 0;
   const filtered: Record<string, number> = {};
   for (const link of links) {
@@ -96,6 +102,12 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
       continue;
     }
     const { origin, rest } = splitOrigin(link.url);
+    const el = origin !== "" ? encodeRelative(rest, link.depth, link.hops, 0) : rest + encodeSuffix(link.depth, link.hops, 0);
+    const elBytes = Buffer.byteLength(el);
+    if (elBytes > 0xffff) {
+      invalid++;
+      continue;
+    }
     let hi = hosts.get(link.host);
     if (hi === undefined) hosts.set(link.host, (hi = hosts.size));
     let oi = NO_ORIGIN;
@@ -104,16 +116,21 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
       if (o === undefined) origins.set(origin, (o = origins.size));
       oi = o;
     }
-    const at = elements.length * rec;
+    const at = count * rec;
     blob.writeUInt16BE(hi, at);
     blob.writeUInt16BE(oi, at + 2);
     blob.writeUInt8(link.tier, at + 4);
-    writePositions(blob, at + 5, link.bloom ?? hasher.positions(link.url));
-    elements.push(rest + encodeSuffix(link.depth, link.hops, 0));
+    blob.writeUInt16BE(elBytes, at + 5);
+    writePositions(blob, at + LINK_RECORD_BYTES, link.bloom ?? hasher.positions(link.url));
+    text += el;
+    count++;
   }
+  let names = "";
+  for (const h of hosts.keys()) names += `${h}\n`;
+  for (const o of origins.keys()) names += `${o}\n`;
   const args: ScriptArg[] = [
-    params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, elements.length * rec),
-    hosts.size, origins.size, ...hosts.keys(), ...origins.keys(), ...elements,
+    params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, count * rec),
+    hosts.size, origins.size, names + text,
   ];
-  return { args, count: elements.length, invalid, filtered };
+  return { args, count, invalid, filtered };
 }

@@ -1,6 +1,7 @@
 // Pure logic: element encoding, URL splitting, Bloom sizing and hashing stability.
 import { describe, expect, it } from "vitest";
 import { BloomHasher, bloomParamsFor, decodeElement, encodeSuffix, FrontierKeys, splitOrigin } from "../../src/frontier/index.js";
+import { encodeRelative } from "../../src/frontier/element.js";
 import { invalidLinkReason } from "../../src/frontier/links.js";
 
 describe("splitOrigin", () => {
@@ -87,5 +88,21 @@ describe("bloom sizing and hashing", () => {
     }
     // Uniform positions put ~55% above 2^32; 32-bit base hashes would put (almost) none there.
     expect(above / 14_000).toBeGreaterThan(0.45);
+  });
+});
+
+describe("compact relative elements", () => {
+  it("replace the / by the depth byte for depth 1..8 with no hops or attempt, and decode to /path", () => {
+    expect(encodeRelative("/a/b?c", 3, 0, 0)).toBe("\x03a/b?c");
+    expect(encodeRelative("/", 1, 0, 0)).toBe("\x01");
+    expect(encodeRelative("/a", 0, 0, 0)).toBe("/a");
+    expect(encodeRelative("/a", 9, 0, 0)).toBe("/a\t9");
+    expect(encodeRelative("/a", 2, 1, 0)).toBe("/a\t2,1");
+    for (const [rest, d, h] of [["/a/b?c", 3, 0], ["/", 1, 0], ["/x", 8, 0], ["/x", 0, 0], ["/x", 9, 0], ["/x", 2, 4]] as const) {
+      expect(decodeElement(encodeRelative(rest, d, h, 0))).toEqual({ url: rest, depth: d, hops: h, attempt: 0 });
+    }
+    // The previous version's forms still decode.
+    expect(decodeElement("/a/b\x05")).toEqual({ url: "/a/b", depth: 5, hops: 0, attempt: 0 });
+    expect(decodeElement("/a/b")).toEqual({ url: "/a/b", depth: 0, hops: 0, attempt: 0 });
   });
 });

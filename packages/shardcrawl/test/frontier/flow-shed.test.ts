@@ -38,7 +38,7 @@ describe("priority-aware shedding", () => {
     const r = await f.addLinks([link("https://a.test/s2", 0), link("https://a.test/d3", 2, 5), link("https://a.test/m2", 1, 3), link("https://a.test/m3", 1, 3)]);
     expect(r).toMatchObject({ added: 2, dropped: 2 });
     expect(await queue(f, "a.test", 0)).toEqual(["/s1", "/s2"]);
-    expect(await queue(f, "a.test", 1)).toEqual(["/m1\x03", "/m2\x03"]); // depth 3 as one byte (element.ts)
+    expect(await queue(f, "a.test", 1)).toEqual(["\x03m1", "\x03m2"]); // depth 3 as one leading byte instead of the "/" (element.ts)
     expect(await queue(f, "a.test", 2)).toEqual([]);
     expect((await f.stats()).counters.shed).toBe(2);
     // m3 (tier 1) found only tier-1 URLs left: refused, and its bits stay clear so it can come back.

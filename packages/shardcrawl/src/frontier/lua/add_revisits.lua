@@ -15,9 +15,7 @@ for i = 6, #ARGV - 1, 2 do
   local host, url = ARGV[i], ARGV[i + 1]
   local hk = hkey(host)
   -- Same element form as add_links: path+query when the URL has the host's stored origin.
-  local el = url
-  local origin = redis.call('HGET', hk, 'o')
-  if origin and string.sub(url, 1, #origin + 1) == origin .. '/' then el = string.sub(url, #origin + 1) end
+  local el = el_for(url, redis.call('HGET', hk, 'o'))
   redis.call('RPUSH', qkey(host, tier), el)
   queued_add(hk, 1)
   sync_ready(host, hk)

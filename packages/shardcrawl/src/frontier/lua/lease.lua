@@ -94,8 +94,8 @@ for _, host in ipairs(hosts) do
       else
         redis.call('ZADD', K_READY, int(nx), host)
       end
-      local url = el
-      if v[1] and string.sub(el, 1, 1) == '/' then url = v[1] .. el end
+      -- The full URL + suffix (element.ts decodeElement reads it).
+      local url = el_full(el, v[1])
       out[#out + 1] = id
       out[#out + 1] = host
       out[#out + 1] = tostring(tier)

@@ -27,6 +27,10 @@ local K_SPILL = P .. 'spill'
 local K_BIG = P .. 'big'
 -- Hosts enter P big once their queue holds this many URLs (keeps the index small).
 local BIG_MIN = 100
+-- P big keeps only the BIG_MAX biggest (its top is all shedding needs): ~100 bytes per entry were
+-- ~0.3 bytes per queued URL with 10^4 hosts of ~100 URLs. A host trimmed out re-enters at its
+-- next add with its current count.
+local BIG_MAX = 1000
 -- A host in rate back-off (delay multiplier m > 1) with a crawl delay below this still gets gaps:
 -- multiplying a zero delay would not slow anything down.
 local BACKOFF_BASE_MS = 100
@@ -236,6 +240,18 @@ local function forget_page(id)
   end
 end
 
+-- Queue element forms (element.ts): a leading byte \1..\8 (the depth) + path+query without its
+-- "/" (the host's origin, no hops, first attempt); "/" + path+query + suffix (the host's origin);
+-- or a full URL + suffix. Suffix: none (all zero), one byte \1..\8 (the depth), or
+-- "\t<depth>[,<hops>[,<attempt>]]".
+
+-- The leading depth byte of the compact form, or nil.
+local function lead_depth(el)
+  local b = string.byte(el, 1)
+  if b and b >= 1 and b <= 8 then return b end
+  return nil
+end
+
 -- The one-byte depth suffix of a queue element (element.ts: depth 1..8 as \1..\8), or nil.
 local function depth_byte(el)
   local last = string.byte(el, -1)
@@ -243,8 +259,37 @@ local function depth_byte(el)
   return nil
 end
 
--- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"; "path\2" (one depth byte, element.ts) -> "path\t2,0,1"
+-- An element in a form that names its URL without the host's origin, i.e. relative ("/..." or the
+-- compact form), in the long form "/path+query" + suffix; full-URL elements unchanged.
+local function el_long(el)
+  local d = lead_depth(el)
+  if d then return '/' .. string.sub(el, 2) .. string.char(d) end
+  return el
+end
+
+-- The element with its URL made full (origin prefixed to a relative one): full URL + suffix.
+-- Without an origin (none stored) the element is returned in its long form.
+local function el_full(el, origin)
+  el = el_long(el)
+  if origin and string.sub(el, 1, 1) == '/' then return origin .. el end
+  return el
+end
+
+-- A full URL + suffix (spill entries, revisits) as an element for a host whose stored origin is
+-- `origin`: the compact form when it has that origin and a one-byte depth suffix, "/..." + suffix
+-- when it has that origin otherwise, and the full URL + suffix when not.
+local function el_for(url_suffix, origin)
+  if not origin or string.sub(url_suffix, 1, #origin + 1) ~= origin .. '/' then return url_suffix end
+  local rest = string.sub(url_suffix, #origin + 1)
+  local d = depth_byte(rest)
+  if d then return string.char(d) .. string.sub(rest, 2, -2) end
+  return rest
+end
+
+-- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"; "path\2" (one depth byte, element.ts) -> "path\t2,0,1";
+-- "\2path" (compact form) -> "/path\t2,0,1"
 local function bump_attempt(el)
+  el = el_long(el)
   local last = depth_byte(el)
   if last then return string.sub(el, 1, -2) .. '\t' .. last .. ',0,1' end
   local base, suf = string.match(el, '^(.-)\t([%d,]+)$')
@@ -322,10 +367,10 @@ end
 -- prefixed to a path. The list is trimmed once per add_links call (shed_log_trim).
 local shed_noted = 0
 local function shed_note(reason, host, origin, el)
+  el = el_full(el, origin)
   local tab = string.find(el, '\t', 1, true)
   if tab then el = string.sub(el, 1, tab - 1) end
   if depth_byte(el) then el = string.sub(el, 1, -2) end
-  if origin and string.sub(el, 1, 1) == '/' then el = origin .. el end
   redis.call('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
   shed_noted = shed_noted + 1
 end
@@ -353,8 +398,7 @@ local function shed_one(h, tier, spill, reason)
     end
     if el then
       if spill then
-        if h.o and string.sub(el, 1, 1) == '/' then el = h.o .. el end
-        redis.call('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el)
+        redis.call('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el_full(el, h.o))
       else
         shed_note('shed:' .. reason, h.host, h.o, el)
       end
@@ -384,8 +428,7 @@ local function shed_biggest(tier, spill, byname)
     if el then
       local o = redis.call('HGET', vk, 'o')
       if spill then
-        if o and string.sub(el, 1, 1) == '/' then el = o .. el end
-        redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el)
+        redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el_full(el, o))
       else
         shed_note('shed:frontier-full', vh, o, el)
       end
@@ -404,10 +447,11 @@ end
 --   ARGV[base]   Bloom segment size in bits      ARGV[base+1] max queued per host (0 = none)
 --   ARGV[base+2] max queued in total (0 = none)   ARGV[base+3] k (Bloom positions per link)
 --   ARGV[base+4] binary records, one per link: host index u16, origin index u16 (65535 = none),
---                tier u8, k Bloom positions as u48 (all big-endian)
---   ARGV[base+5] H, ARGV[base+6] O, then H host names, O origins, then one element per link:
---                path+query+suffix when the link has an origin, else full URL+suffix
---                (suffix "\t<depth>[,<hops>]" or "").
+--                tier u8, element bytes u16, k Bloom positions as u48 (all big-endian)
+--   ARGV[base+5] H, ARGV[base+6] O
+--   ARGV[base+7] text: H host names and O origins, each ended by "\n", then one element per link
+--                back to back (lengths in the records): the compact form or "/"+path+query+suffix
+--                when the link has an origin, else full URL+suffix (element.ts).
 -- Also reads P flowcfg hbud (per-host page budget: URLs ever admitted, host field A; 0 = none)
 -- and shed ("drop" | "spill"), and P flow tcap (a lower total cap set by the memory governor).
 -- For each link: Bloom test-and-set; if new and there is room, append it to its host/tier queue,
@@ -427,9 +471,15 @@ local function add_links(base)
   local blob = ARGV[base + 4]
   local nh = tonumber(ARGV[base + 5])
   local no = tonumber(ARGV[base + 6])
-  local host_base, origin_base = base + 6, base + 6 + nh
-  local el_base = origin_base + no
-  local rec = 5 + 6 * k
+  local text = ARGV[base + 7]
+  -- Host names (names[1..nh]) and origins (names[nh+1..nh+no]); elements start at `pos`.
+  local names, pos = {}, 1
+  for i = 1, nh + no do
+    local e = string.find(text, '\n', pos, true)
+    names[i] = string.sub(text, pos, e - 1)
+    pos = e + 1
+  end
+  local rec = 7 + 6 * k
   local fc = redis.call('HMGET', K_FLOWCFG, 'hbud', 'shed')
   local hbud = tonumber(fc[1]) or 0
   local spill = fc[2] == 'spill'
@@ -440,11 +490,13 @@ local function add_links(base)
   local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
-    local h1, h2, o1, o2, tier = string.byte(blob, j, j + 4)
+    local h1, h2, o1, o2, tier, l1, l2 = string.byte(blob, j, j + 6)
+    local el_at = pos
+    pos = pos + l1 * 256 + l2
     local hi = h1 * 256 + h2 + 1
     local h = hosts[hi]
     if not h then
-      local host = ARGV[host_base + hi]
+      local host = names[hi]
       local hk = hkey(host)
       local v = redis.call('HMGET', hk, 'q', 'o', 'A')
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
@@ -458,7 +510,7 @@ local function add_links(base)
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
-    local fresh = bloom_check(blob, j + 5, k, seg, room)
+    local fresh = bloom_check(blob, j + 7, k, seg, room)
     if fresh and not room and not budget_out then
       -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
       -- the new one takes its place.
@@ -471,7 +523,7 @@ local function add_links(base)
       if how then
         if how == 'local' then shed = shed + 1 else shed_remote = shed_remote + 1 end
         total = total - 1
-        bloom_check(blob, j + 5, k, seg, true)
+        bloom_check(blob, j + 7, k, seg, true)
         room = not (max_host > 0 and h.q >= max_host)
         if not room then
           -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
@@ -488,14 +540,14 @@ local function add_links(base)
       -- The host page budget is not noted: inspect recomputes it from the host's counter.
       if host_full then dropped_host = dropped_host + 1 else dropped_total = dropped_total + 1 end
       local oi = o1 * 256 + o2
-      shed_note(host_full and 'dropped:host-full' or 'dropped:frontier-full', h.host, oi ~= 65535 and ARGV[origin_base + oi + 1] or nil, ARGV[el_base + n])
+      shed_note(host_full and 'dropped:host-full' or 'dropped:frontier-full', h.host, oi ~= 65535 and names[nh + oi + 1] or nil, string.sub(text, el_at, pos - 1))
     else
-      local el = ARGV[el_base + n]
+      local el = string.sub(text, el_at, pos - 1)
       local oi = o1 * 256 + o2
       if oi ~= 65535 then
-        local origin = ARGV[origin_base + oi + 1]
+        local origin = names[nh + oi + 1]
         if not h.o then h.o = origin; h.new_o = true end
-        if h.o ~= origin then el = origin .. el end
+        if h.o ~= origin then el = el_full(el, origin) end
       end
       local t = h.tiers[tier]
       if not t then t = {}; h.tiers[tier] = t; h.tier_order[#h.tier_order + 1] = tier end
@@ -507,6 +559,7 @@ local function add_links(base)
     end
   end
   local hosts_became_queued = 0
+  local big_added = false
   for _, hi in ipairs(order) do
     local h = hosts[hi]
     if h.A > h.A0 or h.popped > 0 then
@@ -521,10 +574,16 @@ local function add_links(base)
       if h.q ~= h.q0 then redis.call('HINCRBY', h.hk, 'q', h.q - h.q0) end
       if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
-      if h.q >= BIG_MIN then redis.call('ZADD', K_BIG, h.q, h.host) elseif h.q0 >= BIG_MIN then redis.call('ZREM', K_BIG, h.host) end
+      if h.q >= BIG_MIN then
+        redis.call('ZADD', K_BIG, h.q, h.host)
+        big_added = true
+      elseif h.q0 >= BIG_MIN then
+        redis.call('ZREM', K_BIG, h.host)
+      end
       sync_ready(h.host, h.hk)
     end
   end
+  if big_added and redis.call('ZCARD', K_BIG) > BIG_MAX then redis.call('ZREMRANGEBYRANK', K_BIG, 0, -BIG_MAX - 1) end
   if added - shed ~= 0 then stat('queued', added - shed) end
   if hosts_became_queued > 0 then stat('hostsQueued', hosts_became_queued) end
   if seen > 0 then stat('duplicates', seen) end

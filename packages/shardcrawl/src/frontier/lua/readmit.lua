@@ -35,9 +35,7 @@ for i = 9, #ARGV do
     redis.call('LPUSH', K_SPILL, ARGV[i])
     back = back + 1
   else
-    local o = v[2]
-    if o and string.sub(el, 1, #o + 1) == o .. '/' then el = string.sub(el, #o + 1) end
-    redis.call('RPUSH', qkey(host, tier), el)
+    redis.call('RPUSH', qkey(host, tier), el_for(el, v[2]))
     queued_add(hk, 1)
     sync_ready(host, hk)
     total = total + 1
