@@ -41,7 +41,7 @@
 //                              storage (epoch ms until which a parser's write buffer is full: slow
 //                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
 //   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding
-//                              victims); only the 1000 biggest are kept
+//                              victims); only the 256 biggest are kept
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
 //   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:

@@ -27,10 +27,10 @@ local K_SPILL = P .. 'spill'
 local K_BIG = P .. 'big'
 -- Hosts enter P big once their queue holds this many URLs (keeps the index small).
 local BIG_MIN = 100
--- P big keeps only the BIG_MAX biggest (its top is all shedding needs): ~100 bytes per entry were
+-- P big keeps only the BIG_MAX biggest (its top is all shedding needs): ~120 bytes per entry were
 -- ~0.3 bytes per queued URL with 10^4 hosts of ~100 URLs. A host trimmed out re-enters at its
 -- next add with its current count.
-local BIG_MAX = 1000
+local BIG_MAX = 256
 -- A host in rate back-off (delay multiplier m > 1) with a crawl delay below this still gets gaps:
 -- multiplying a zero delay would not slow anything down.
 local BACKOFF_BASE_MS = 100
