@@ -12,6 +12,7 @@ import { startRedis, type TestRedis } from "./harness/redis.js";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, runCrawl, simwebFlags, writeSeeds, type CrawlRun } from "./harness/crawl.js";
 import { flowSimConfig, writeSimConfig } from "./flow-support.js";
+import { decodeElement } from "../packages/shardcrawl/src/frontier/element.js";
 
 const CAP = 15;
 const LISTING = /\.php\?/;
@@ -41,7 +42,7 @@ describe("flow: configured priority rules", () => {
         ...rules[name], ...simwebFlags(sim),
       ]);
       const queued: string[] = [];
-      for (const key of await redis.keys("sc:q*")) queued.push(...(await redis.lrange(key, 0, -1)));
+      for (const key of await redis.keys("sc:q*")) queued.push(...(await redis.lrangeBuffer(key, 0, -1)).map((e) => decodeElement(e).url));
       const stats = await redis.hgetall("sc:stats");
       outcomes[name] = {
         run, listing: queued.filter((u) => LISTING.test(u)).length, other: queued.filter((u) => !LISTING.test(u)).length,

@@ -1,17 +1,22 @@
 // Compact queue elements. A host's queue holds millions of URLs on a hot host, so an element is
 // as short as it can be while still giving back the exact URL. Forms (all readable, so queues
-// written by an earlier version are still served):
-//   "\x01".."\x08" + path+query WITHOUT its leading "/": the URL has the host's stored origin,
-//       depth 1..8, no hops, first attempt (the common case). The depth byte stands in for the
-//       "/", so such a URL costs exactly its raw path+query bytes (since issue 6, session 3).
+// written by an earlier version are still served without conversion):
+//   packed: the path+query WITHOUT its leading "/", whose first byte has its top bit set (the
+//       form's mark) and whose 2nd..4th bytes carry depth-1 (0..7) in their top bits: a URL with
+//       the host's stored origin, depth 1..8, no hops, first attempt, and a printable-ASCII
+//       path+query of at least 4 bytes after the "/" (normalized URLs are ASCII: the URL serializer
+//       percent-encodes the rest). It costs one byte LESS than the raw path+query. Binary: read
+//       queues with lrangeBuffer (or latin1), never as UTF-8 strings.
+//   "\x01".."\x08" + path+query without its "/": the same for other paths (short, non-ASCII); the
+//       depth byte stands in for the "/".
 //   "/" + path+query + suffix: the URL has the host's stored origin (any depth/hops/attempt).
 //   full URL + suffix: the URL has another origin than the host's (e.g. http vs https).
 // Suffix: nothing when depth, hops and attempt are 0; ONE byte \x01..\x08 for depth 1..8 with no
 // hops and no attempt; else "\t<depth>[,<hops>[,<attempt>]]". A normalized URL never contains a
-// control character (invalidLinkReason refuses them), so the forms separate unambiguously: a
-// leading control byte, a leading "/", or a scheme. The Lua scripts decide relative vs full (they
-// know the host's stored origin) and expand elements to full URLs (lib.lua el_full); this module
-// does the client side.
+// control character (invalidLinkReason refuses them), so the forms separate unambiguously by
+// their first byte: >= 0x80, a control byte, "/", or a scheme letter. The Lua scripts decide
+// relative vs full (they know the host's stored origin) and expand elements (lib.lua el_long,
+// el_full); lease data and page records keep the long "/..." form, so only queues are binary.
 
 /** A URL split losslessly as origin + rest, where rest starts with "/" (or origin is "" and rest is the URL). */
 export interface SplitUrl {
@@ -47,13 +52,35 @@ export function encodeSuffix(depth: number, hops: number, attempt: number): stri
   return "";
 }
 
+/** Bytes after the "/" that a packed element needs: the mark and three depth bits. */
+const PACKED_MIN = 4;
+
+function printableAscii(s: string): boolean {
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c < 0x20 || c > 0x7e) return false;
+  }
+  return true;
+}
+
 /**
  * The element of a link whose URL has an origin (the Lua side swaps in the full URL when the
- * host's stored origin differs): `rest` is the path+query starting with "/".
+ * host's stored origin differs): `rest` is the path+query starting with "/". A packed element is
+ * returned as a binary string (one char per byte, write it as latin1: see isPacked).
  */
 export function encodeRelative(rest: string, depth: number, hops: number, attempt: number): string {
-  if (attempt === 0 && hops === 0 && depth >= 1 && depth <= MAX_BYTE_DEPTH) return String.fromCharCode(depth) + rest.slice(1);
-  return rest + encodeSuffix(depth, hops, attempt);
+  if (attempt !== 0 || hops !== 0 || depth < 1 || depth > MAX_BYTE_DEPTH) return rest + encodeSuffix(depth, hops, attempt);
+  if (rest.length > PACKED_MIN && printableAscii(rest)) {
+    const d = depth - 1;
+    return String.fromCharCode(rest.charCodeAt(1) | 0x80, rest.charCodeAt(2) | ((d & 4) << 5), rest.charCodeAt(3) | ((d & 2) << 6), rest.charCodeAt(4) | ((d & 1) << 7)) + rest.slice(5);
+  }
+  return String.fromCharCode(depth) + rest.slice(1);
+}
+
+/** True for a packed element (a binary string: its bytes are its char codes). */
+export function isPacked(element: string): boolean {
+  const c = element.charCodeAt(0);
+  return c >= 0x80 && c <= 0xff;
 }
 
 export interface DecodedElement {
@@ -73,10 +100,19 @@ function nonNegativeInt(s: string | undefined): number {
 
 /**
  * Decodes an element: `url` is the full URL when the element holds one, else the path+query
- * starting with "/" (prefix the host's stored origin, field o of P h:<host>).
+ * starting with "/" (prefix the host's stored origin, field o of P h:<host>). Give queue elements
+ * as Buffers (lrangeBuffer) or latin1 strings: a packed element is not UTF-8.
  */
-export function decodeElement(element: string): DecodedElement {
+export function decodeElement(raw: string | Buffer): DecodedElement {
+  const element = typeof raw === "string" ? raw : raw.toString(raw[0]! >= 0x80 ? "latin1" : "utf8");
   const first = element.charCodeAt(0);
+  if (first >= 0x80 && first <= 0xff) {
+    const b2 = element.charCodeAt(1), b3 = element.charCodeAt(2), b4 = element.charCodeAt(3);
+    return {
+      url: `/${String.fromCharCode(first & 0x7f, b2 & 0x7f, b3 & 0x7f, b4 & 0x7f)}${element.slice(4)}`,
+      depth: 1 + ((b2 >> 7) << 2) + ((b3 >> 7) << 1) + (b4 >> 7), hops: 0, attempt: 0,
+    };
+  }
   if (first >= 1 && first <= MAX_BYTE_DEPTH) return { url: `/${element.slice(1)}`, depth: first, hops: 0, attempt: 0 };
   const last = element.charCodeAt(element.length - 1);
   if (last >= 1 && last <= MAX_BYTE_DEPTH) return { url: element.slice(0, -1), depth: last, hops: 0, attempt: 0 };

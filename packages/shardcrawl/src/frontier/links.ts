@@ -9,7 +9,7 @@
 // Bad links are counted and skipped here, never sent, so one bad link cannot fail a page's batch.
 import { MAX_TIER, type DiscoveredLink } from "../shared/types.js";
 import type { BloomHasher, BloomParams } from "./bloom.js";
-import { encodeRelative, encodeSuffix, splitOrigin } from "./element.js";
+import { encodeRelative, encodeSuffix, isPacked, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
 import { filterUrl, type UrlFilter } from "./url-filters.js";
 
@@ -87,8 +87,10 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
   const blob = Buffer.allocUnsafe(links.length * rec);
   const hosts = new Map<string, number>();
   const origins = new Map<string, number>();
-  let text = "";
-  let count = 0;
+  const elements: string[] = [];
+  // Some host, origin or unpacked element has a char beyond ASCII: the text is then written piece
+  // by piece (UTF-8, packed elements as latin1), else as one latin1 string.
+  let wide = false;
   let invalid = 0;
   const filtered: Record<string, number> = {};
   for (const link of links) {
@@ -103,34 +105,45 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     }
     const { origin, rest } = splitOrigin(link.url);
     const el = origin !== "" ? encodeRelative(rest, link.depth, link.hops, 0) : rest + encodeSuffix(link.depth, link.hops, 0);
-    const elBytes = Buffer.byteLength(el);
+    const packed = isPacked(el);
+    const elBytes = packed ? el.length : Buffer.byteLength(el);
     if (elBytes > 0xffff) {
       invalid++;
       continue;
     }
+    if (!packed && elBytes !== el.length) wide = true;
     let hi = hosts.get(link.host);
-    if (hi === undefined) hosts.set(link.host, (hi = hosts.size));
+    if (hi === undefined) {
+      hosts.set(link.host, (hi = hosts.size));
+      if (Buffer.byteLength(link.host) !== link.host.length) wide = true;
+    }
     let oi = NO_ORIGIN;
     if (origin !== "") {
       let o = origins.get(origin);
-      if (o === undefined) origins.set(origin, (o = origins.size));
+      if (o === undefined) {
+        origins.set(origin, (o = origins.size));
+        if (Buffer.byteLength(origin) !== origin.length) wide = true;
+      }
       oi = o;
     }
-    const at = count * rec;
+    const at = elements.length * rec;
     blob.writeUInt16BE(hi, at);
     blob.writeUInt16BE(oi, at + 2);
     blob.writeUInt8(link.tier, at + 4);
     blob.writeUInt16BE(elBytes, at + 5);
     writePositions(blob, at + LINK_RECORD_BYTES, link.bloom ?? hasher.positions(link.url));
-    text += el;
-    count++;
+    elements.push(el);
   }
   let names = "";
   for (const h of hosts.keys()) names += `${h}\n`;
   for (const o of origins.keys()) names += `${o}\n`;
+  const text = wide
+    ? Buffer.concat([Buffer.from(names), ...elements.map((e) => Buffer.from(e, isPacked(e) ? "latin1" : "utf8"))])
+    : Buffer.from(names + elements.join(""), "latin1");
+  const count = elements.length;
   const args: ScriptArg[] = [
     params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, count * rec),
-    hosts.size, origins.size, names + text,
+    hosts.size, origins.size, text,
   ];
   return { args, count, invalid, filtered };
 }

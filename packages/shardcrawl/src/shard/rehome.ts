@@ -21,7 +21,7 @@ export interface RehomeReport {
 }
 
 /** The full URL of a queue element (path+query elements get the host's stored origin back). */
-export function elementUrl(element: string, origin: string | null): { url: string; depth: number } {
+export function elementUrl(element: string | Buffer, origin: string | null): { url: string; depth: number } {
   const d = decodeElement(element);
   const url = d.url.startsWith("/") && origin ? origin + d.url : d.url;
   return { url, depth: d.depth };
@@ -44,7 +44,7 @@ export async function rehomeQueues(redis: Redis, prefix: string, router: ShardRo
       for (let tier = 0; tier <= MAX_TIER; tier++) {
         const qk = `${prefix}q${tier}:${host}`;
         for (;;) {
-          const elements = await redis.lrange(qk, 0, BATCH - 1);
+          const elements = await redis.lrangeBuffer(qk, 0, BATCH - 1); // packed elements are binary (frontier/element.ts)
           if (elements.length === 0) break;
           await outbox.append(owner, elements.map((e) => elementUrl(e, origin)));
           // On disk and finished before the queue forgets them.

@@ -1,5 +1,6 @@
-// Queue element forms against a real redis-server (element.ts): the compact form ("<depth
-// byte>path" without the "/") is what add_links writes now; queues written by the previous
+// Queue element forms against a real redis-server (element.ts): the packed form (path without the
+// "/", mark and depth in top bits) and the depth-byte form ("<depth byte>path" without the "/")
+// are what add_links writes now; queues written by the previous
 // version ("/path<depth byte>", "/path\t<d>,<h>,<a>", "/path" for depth 0, full URLs) must still be
 // leased, retried, spilled and shed as the exact URL with its depth, hops and attempt, so a node
 // that restarts on an older Redis (AOF) needs no conversion.
@@ -7,6 +8,7 @@ import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
+import { decodeElement, encodeRelative } from "../../src/frontier/element.js";
 import { checkInvariants, link } from "./helpers.js";
 
 let server: TestRedis;
@@ -38,19 +40,36 @@ async function drain(f: Frontier, from: number): Promise<string[]> {
 }
 
 describe("queue element forms", () => {
-  it("stores a same-origin URL at depth 1..8 as its depth byte plus the path without the /, and leases it back exactly", async () => {
+  it("stores a same-origin URL at depth 1..8 in fewer bytes than its path, and leases it back exactly", async () => {
     const f = await open();
+    const paths = ["/x/y?z=1", "/abcd", "/~a%20b/c.php?q=1&r=%C3%A9", "/", "/ab", "/é/non-ascii"];
     await f.addLinks([
-      link("https://a.test/x/y?z=1", 0, 3), link("https://a.test/", 0, 1), link("https://a.test/deep", 0, 9),
+      ...paths.map((p, i) => link(`https://a.test${p}`, 0, 1 + i)), link("https://a.test/deep", 0, 9),
       link("https://a.test/hop", 0, 2, 1), link("https://a.test/seed", 0, 0), link("http://a.test/other-origin", 0, 4),
     ], { now: 0 });
-    expect(await redis.lrange(f.keys.queue("a.test", 0), 0, -1)).toEqual([
-      "\x03x/y?z=1", "\x01", "/deep\t9", "/hop\t2,1", "/seed", "http://a.test/other-origin\x04",
+    const els = await redis.lrangeBuffer(f.keys.queue("a.test", 0), 0, -1);
+    expect(els.map((e) => e.toString("latin1"))).toEqual([
+      ...paths.map((p, i) => Buffer.from(encodeRelative(p, 1 + i, 0, 0), i < 3 ? "latin1" : "utf8").toString("latin1")),
+      "/deep\t9", "/hop\t2,1", "/seed", "http://a.test/other-origin\x04",
     ]);
+    // Packed (ASCII, >= 4 bytes after the "/"): one byte less than the path; else the depth byte replaces the "/".
+    expect(els.slice(0, 6).map((e, i) => e.length - Buffer.byteLength(paths[i]!))).toEqual([-1, -1, -1, 0, 0, 0]);
+    expect(els.slice(0, 6).map((e) => decodeElement(e))).toEqual(paths.map((p, i) => ({ url: p, depth: 1 + i, hops: 0, attempt: 0 })));
     expect(await drain(f, 1)).toEqual([
-      "https://a.test/x/y?z=1 d3 h0 a0", "https://a.test/ d1 h0 a0", "https://a.test/deep d9 h0 a0",
+      ...paths.map((p, i) => `https://a.test${p} d${1 + i} h0 a0`), "https://a.test/deep d9 h0 a0",
       "https://a.test/hop d2 h1 a0", "https://a.test/seed d0 h0 a0", "http://a.test/other-origin d4 h0 a0",
     ]);
+  });
+
+  it("packs every depth 1..8 and keeps lease data and page records as text", async () => {
+    const f = await open();
+    await f.addLinks([1, 2, 3, 4, 5, 6, 7, 8].map((d) => link(`https://p.test/page-${d}?x`, 0, d)), { now: 0 });
+    const els = await redis.lrangeBuffer(f.keys.queue("p.test", 0), 0, -1);
+    expect(els.map((e) => e[0]! >= 0x80)).toEqual(Array(8).fill(true));
+    expect(els.map((e) => decodeElement(e).depth)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+    const { leases } = await f.lease(1, 1);
+    expect(leases[0]).toMatchObject({ url: "https://p.test/page-1?x", depth: 1 });
+    expect(Object.values(await redis.hgetall(f.keys.leaseData))).toEqual(["p.test\t0\t/page-1?x\x01"]);
   });
 
   it("leases queues written by the previous version (trailing depth byte) unchanged, next to new elements", async () => {
@@ -99,7 +118,7 @@ describe("queue element forms", () => {
     await drain(f, 1);
     await f.dropSpilled(spilled.length);
     expect(await f.readmit(spilled, 100)).toMatchObject({ readmitted: 3, returned: 0 });
-    expect(await redis.lrange(f.keys.queue("s.test", 2), 0, -1)).toEqual(["\x07old", "/low2", "\x03low1"]);
+    expect(await redis.lrange(f.keys.queue("s.test", 2), 0, -1)).toEqual(["\x07old", "/low2", "\x03low1"]); // re-admitted: depth-byte form
     expect(await drain(f, 200)).toEqual(["https://s.test/old d7 h0 a0", "https://s.test/low2 d0 h0 a0", "https://s.test/low1 d3 h0 a0"]);
   });
 });

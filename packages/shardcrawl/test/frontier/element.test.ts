@@ -92,15 +92,23 @@ describe("bloom sizing and hashing", () => {
 });
 
 describe("compact relative elements", () => {
-  it("replace the / by the depth byte for depth 1..8 with no hops or attempt, and decode to /path", () => {
-    expect(encodeRelative("/a/b?c", 3, 0, 0)).toBe("\x03a/b?c");
+  it("pack depth 1..8 (no hops, no attempt) into the top bits of an ASCII path, else replace the / by the depth byte", () => {
+    // "a/b?c" with the mark on "a" and depth-1 = 2 = 0b010 on "/", "b", "?": one byte less than "/a/b?c".
+    expect(encodeRelative("/a/b?c", 3, 0, 0)).toBe(String.fromCharCode(0x80 | 0x61, 0x2f, 0x80 | 0x62, 0x3f) + "c");
+    expect(encodeRelative("/abcd", 8, 0, 0)).toBe(String.fromCharCode(0xe1, 0xe2, 0xe3, 0xe4));
+    expect(encodeRelative("/abc", 3, 0, 0)).toBe("\x03abc"); // too short to pack
+    expect(encodeRelative("/é/abcd", 3, 0, 0)).toBe("\x03é/abcd"); // not ASCII
     expect(encodeRelative("/", 1, 0, 0)).toBe("\x01");
     expect(encodeRelative("/a", 0, 0, 0)).toBe("/a");
     expect(encodeRelative("/a", 9, 0, 0)).toBe("/a\t9");
     expect(encodeRelative("/a", 2, 1, 0)).toBe("/a\t2,1");
-    for (const [rest, d, h] of [["/a/b?c", 3, 0], ["/", 1, 0], ["/x", 8, 0], ["/x", 0, 0], ["/x", 9, 0], ["/x", 2, 4]] as const) {
-      expect(decodeElement(encodeRelative(rest, d, h, 0))).toEqual({ url: rest, depth: d, hops: h, attempt: 0 });
+    for (const [rest, d, h] of [["/a/b?c", 3, 0], ["/abcd", 8, 0], ["/~!$&'()*+,;=:@", 5, 0], ["/", 1, 0], ["/x", 8, 0], ["/x", 0, 0], ["/x", 9, 0], ["/x", 2, 4], ["/é/abcd", 2, 0]] as const) {
+      const el = encodeRelative(rest, d, h, 0);
+      expect(decodeElement(el)).toEqual({ url: rest, depth: d, hops: h, attempt: 0 });
+      // As Redis gives it back: bytes (a packed element is latin1, others UTF-8).
+      expect(decodeElement(Buffer.from(el, el.charCodeAt(0) >= 0x80 ? "latin1" : "utf8"))).toEqual({ url: rest, depth: d, hops: h, attempt: 0 });
     }
+    for (let d = 1; d <= 8; d++) expect(decodeElement(encodeRelative("/page?x=1", d, 0, 0)).depth).toBe(d);
     // The previous version's forms still decode.
     expect(decodeElement("/a/b\x05")).toEqual({ url: "/a/b", depth: 5, hops: 0, attempt: 0 });
     expect(decodeElement("/a/b")).toEqual({ url: "/a/b", depth: 0, hops: 0, attempt: 0 });

@@ -67,7 +67,7 @@ describe("queue compactness", () => {
       const host = `www.site${h}.example`;
       for (let t = 0; t <= MAX_TIER; t++) {
         const key = f.keys.queue(host, t);
-        const items = await redis.lrange(key, 0, -1);
+        const items = await redis.lrangeBuffer(key, 0, -1);
         if (items.length === 0) continue;
         queued += items.length;
         for (const el of items) raw += Buffer.byteLength(decodeElement(el).url); // without the depth/hops suffix

@@ -86,7 +86,7 @@ export class FrontierReader {
   async queueHeads(host: string, origin: string | undefined, n: number): Promise<Array<{ tier: number; urls: string[] }>> {
     const out: Array<{ tier: number; urls: string[] }> = [];
     for (let t = 0; t <= MAX_TIER; t++) {
-      const els = await this.redis.lrange(this.keys.queue(host, t), 0, n - 1);
+      const els = await this.redis.lrangeBuffer(this.keys.queue(host, t), 0, n - 1); // packed elements are binary (element.ts)
       if (els.length) out.push({ tier: t, urls: els.map((e) => fullUrl(decodeElement(e).url, origin)) });
     }
     return out;
@@ -101,7 +101,7 @@ export class FrontierReader {
       const len = await this.redis.llen(key);
       for (let i = 0; i < len; i += CHUNK) {
         if (scanned >= maxScan) return { at: null, scanned, complete: false };
-        const els = await this.redis.lrange(key, i, i + CHUNK - 1);
+        const els = await this.redis.lrangeBuffer(key, i, i + CHUNK - 1);
         for (let j = 0; j < els.length; j++) {
           const el = decodeElement(els[j]!);
           if (fullUrl(el.url, origin) === url) return { at: { tier: t, position: i + j, ahead: ahead + i + j, depth: el.depth, attempt: el.attempt }, scanned: scanned + j + 1, complete: true };

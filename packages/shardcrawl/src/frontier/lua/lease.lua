@@ -84,6 +84,8 @@ for _, host in ipairs(hosts) do
       end
       local exp = NOW + ttl
       redis.call('ZADD', K_LEASES, int(exp), id)
+      -- Lease data (and the page record made from it) keeps the long, text-only form of the element.
+      el = el_long(el)
       redis.call('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)
       -- Every start pushes the next one out by delay/c, so any c+1 starts span at least the delay
       -- even when the host leaves the schedule now (slots full) and a completion re-readies it.

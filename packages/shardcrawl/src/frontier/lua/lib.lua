@@ -240,17 +240,12 @@ local function forget_page(id)
   end
 end
 
--- Queue element forms (element.ts): a leading byte \1..\8 (the depth) + path+query without its
--- "/" (the host's origin, no hops, first attempt); "/" + path+query + suffix (the host's origin);
--- or a full URL + suffix. Suffix: none (all zero), one byte \1..\8 (the depth), or
--- "\t<depth>[,<hops>[,<attempt>]]".
-
--- The leading depth byte of the compact form, or nil.
-local function lead_depth(el)
-  local b = string.byte(el, 1)
-  if b and b >= 1 and b <= 8 then return b end
-  return nil
-end
+-- Queue element forms (element.ts): packed (first byte >= 0x80: path+query without its "/", the
+-- top bits of bytes 1..4 carrying the mark and depth-1); a leading byte \1..\8 (the depth) +
+-- path+query without its "/"; "/" + path+query + suffix; or a full URL + suffix. The first two
+-- mean the host's origin, no hops, first attempt. Suffix: none (all zero), one byte \1..\8 (the
+-- depth), or "\t<depth>[,<hops>[,<attempt>]]". Only queues hold the first two forms: lease data
+-- and page records get the long form (el_long), which readers can take as text.
 
 -- The one-byte depth suffix of a queue element (element.ts: depth 1..8 as \1..\8), or nil.
 local function depth_byte(el)
@@ -259,11 +254,19 @@ local function depth_byte(el)
   return nil
 end
 
--- An element in a form that names its URL without the host's origin, i.e. relative ("/..." or the
--- compact form), in the long form "/path+query" + suffix; full-URL elements unchanged.
+-- Any element in its long form: "/path+query" + suffix for the two compact forms, others unchanged.
 local function el_long(el)
-  local d = lead_depth(el)
-  if d then return '/' .. string.sub(el, 2) .. string.char(d) end
+  local b1 = string.byte(el, 1)
+  if not b1 then return el end
+  if b1 >= 128 then
+    local b2, b3, b4 = string.byte(el, 2, 4)
+    local d = 1
+    if b2 >= 128 then d = d + 4; b2 = b2 - 128 end
+    if b3 >= 128 then d = d + 2; b3 = b3 - 128 end
+    if b4 >= 128 then d = d + 1; b4 = b4 - 128 end
+    return '/' .. string.char(b1 - 128, b2, b3, b4) .. string.sub(el, 5) .. string.char(d)
+  end
+  if b1 >= 1 and b1 <= 8 then return '/' .. string.sub(el, 2) .. string.char(b1) end
   return el
 end
 
@@ -276,8 +279,8 @@ local function el_full(el, origin)
 end
 
 -- A full URL + suffix (spill entries, revisits) as an element for a host whose stored origin is
--- `origin`: the compact form when it has that origin and a one-byte depth suffix, "/..." + suffix
--- when it has that origin otherwise, and the full URL + suffix when not.
+-- `origin`: the depth-byte form when it has that origin and a one-byte depth suffix (not packed:
+-- these paths are rare), "/..." + suffix when it has that origin otherwise, the full URL + suffix when not.
 local function el_for(url_suffix, origin)
   if not origin or string.sub(url_suffix, 1, #origin + 1) ~= origin .. '/' then return url_suffix end
   local rest = string.sub(url_suffix, #origin + 1)
@@ -287,7 +290,7 @@ local function el_for(url_suffix, origin)
 end
 
 -- "path\t2,0,1" -> "path\t2,0,2"; "path" -> "path\t0,0,1"; "path\2" (one depth byte, element.ts) -> "path\t2,0,1";
--- "\2path" (compact form) -> "/path\t2,0,1"
+-- a compact element -> "/path\t<depth>,0,1"
 local function bump_attempt(el)
   el = el_long(el)
   local last = depth_byte(el)
