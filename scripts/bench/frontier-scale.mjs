@@ -6,7 +6,9 @@
 // parse queue (the body spooled: only its reference goes through Redis), take from the parse queue,
 // ack with its links (half new, half already seen). CPU per
 // page = this process (the Redis client side) + redis-server (from /proc). Also: Redis bytes per
-// queued URL against the raw path bytes, and the Bloom filter's bits per URL.
+// queued URL against the raw path bytes, and the Bloom filter's bits per URL. Raw path bytes of a
+// URL = the UTF-8 bytes of its path+query as they appear in the URL, leading "/" included (1 for a
+// host's root "/"); averaged over the URLs queued when memory is read (leased ones are taken out).
 // Usage: node scripts/bench/frontier-scale.mjs [--mode quick|full] [--out FILE]
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -94,6 +96,11 @@ for (const [urls, hosts] of LEVELS) {
     while (done < PAGES) {
       const { leases } = await frontier.lease(Math.min(50, PAGES - done));
       if (leases.length === 0) throw new Error("no lease: frontier empty?");
+      // A leased URL leaves its queue: it no longer counts as queued, nor do its raw bytes.
+      for (const l of leases) {
+        queuedCount--;
+        queuedRaw -= Buffer.byteLength(l.url.slice(l.url.indexOf("/", l.url.indexOf("://") + 3)));
+      }
       await Promise.all(leases.map(async (l) => {
         await frontier.completeWithPage(l, {
           url: l.url, host: l.host, depth: l.depth, hops: l.hops, fetchedAt: new Date().toISOString(), status: 200,
