@@ -1,12 +1,14 @@
 // Compact queue elements. A host's queue holds millions of URLs on a hot host, so an element is
 // as short as it can be while still giving back the exact URL. Forms (all readable, so queues
 // written by an earlier version are still served without conversion):
-//   packed: the path+query WITHOUT its leading "/", whose first byte has its top bit set (the
-//       form's mark) and whose 2nd..4th bytes carry depth-1 (0..7) in their top bits: a URL with
-//       the host's stored origin, depth 1..8, no hops, first attempt, and a printable-ASCII
-//       path+query of at least 4 bytes after the "/" (normalized URLs are ASCII: the URL serializer
-//       percent-encodes the rest). It costs one byte LESS than the raw path+query. Binary: read
-//       queues with lrangeBuffer (or latin1), never as UTF-8 strings.
+//   packed: a URL with the host's stored origin, depth 1..8, no hops, first attempt, and a
+//       printable-ASCII path+query of at least 4 bytes after the "/" (normalized URLs are ASCII:
+//       the URL serializer percent-encodes the rest). Stored: the path+query WITHOUT its "/", as
+//       7-bit chars whose free top bits carry a bit stream: 1 (the form's mark, so the first byte
+//       is >= 0x80), depth-1 in 3 bits, then the 7 bits of each of the LAST s chars, which are left
+//       out (s = floor((n - 4) / 8) for n chars; a printable char is never 0, so a 0 group ends
+//       them). About 1/8 less than the raw path+query. Binary: read queues with lrangeBuffer (or
+//       latin1), never as UTF-8 strings.
 //   "\x01".."\x08" + path+query without its "/": the same for other paths (short, non-ASCII); the
 //       depth byte stands in for the "/".
 //   "/" + path+query + suffix: the URL has the host's stored origin (any depth/hops/attempt).
@@ -70,11 +72,41 @@ function printableAscii(s: string): boolean {
  */
 export function encodeRelative(rest: string, depth: number, hops: number, attempt: number): string {
   if (attempt !== 0 || hops !== 0 || depth < 1 || depth > MAX_BYTE_DEPTH) return rest + encodeSuffix(depth, hops, attempt);
-  if (rest.length > PACKED_MIN && printableAscii(rest)) {
-    const d = depth - 1;
-    return String.fromCharCode(rest.charCodeAt(1) | 0x80, rest.charCodeAt(2) | ((d & 4) << 5), rest.charCodeAt(3) | ((d & 2) << 6), rest.charCodeAt(4) | ((d & 1) << 7)) + rest.slice(5);
-  }
+  if (rest.length > PACKED_MIN && printableAscii(rest)) return pack(rest.slice(1), depth);
   return String.fromCharCode(depth) + rest.slice(1);
+}
+
+/** The packed form of path+query `q` (without its "/"), see the header. */
+function pack(q: string, depth: number): string {
+  const n = q.length;
+  const s = Math.floor((n - PACKED_MIN) / 8);
+  const m = n - s;
+  const carriers = PACKED_MIN + 7 * s;
+  const d = depth - 1;
+  let out = String.fromCharCode(q.charCodeAt(0) | 0x80, q.charCodeAt(1) | ((d & 4) << 5), q.charCodeAt(2) | ((d & 2) << 6), q.charCodeAt(3) | ((d & 1) << 7));
+  for (let i = PACKED_MIN; i < carriers; i++) {
+    const j = i - PACKED_MIN;
+    const bit = (q.charCodeAt(m + Math.floor(j / 7)) >> (6 - (j % 7))) & 1;
+    out += String.fromCharCode(q.charCodeAt(i) | (bit << 7));
+  }
+  return out + q.slice(carriers, m);
+}
+
+/** Inverse of pack: the path+query (with its "/") and the depth. */
+function unpack(el: string): { path: string; depth: number } {
+  const m = el.length;
+  const top = (i: number) => (i < m ? el.charCodeAt(i) >> 7 : 0);
+  const depth = 1 + (top(1) << 2) + (top(2) << 1) + top(3);
+  let stash = "";
+  for (let k = 0; PACKED_MIN + 7 * (k + 1) <= m; k++) {
+    let c = 0;
+    for (let t = 0; t < 7; t++) c = (c << 1) | top(PACKED_MIN + 7 * k + t);
+    if (c === 0) break;
+    stash += String.fromCharCode(c);
+  }
+  let body = "";
+  for (let i = 0; i < m; i++) body += String.fromCharCode(el.charCodeAt(i) & 0x7f);
+  return { path: `/${body}${stash}`, depth };
 }
 
 /** True for a packed element (a binary string: its bytes are its char codes). */
@@ -107,11 +139,8 @@ export function decodeElement(raw: string | Buffer): DecodedElement {
   const element = typeof raw === "string" ? raw : raw.toString(raw[0]! >= 0x80 ? "latin1" : "utf8");
   const first = element.charCodeAt(0);
   if (first >= 0x80 && first <= 0xff) {
-    const b2 = element.charCodeAt(1), b3 = element.charCodeAt(2), b4 = element.charCodeAt(3);
-    return {
-      url: `/${String.fromCharCode(first & 0x7f, b2 & 0x7f, b3 & 0x7f, b4 & 0x7f)}${element.slice(4)}`,
-      depth: 1 + ((b2 >> 7) << 2) + ((b3 >> 7) << 1) + (b4 >> 7), hops: 0, attempt: 0,
-    };
+    const { path, depth } = unpack(element);
+    return { url: path, depth, hops: 0, attempt: 0 };
   }
   if (first >= 1 && first <= MAX_BYTE_DEPTH) return { url: `/${element.slice(1)}`, depth: first, hops: 0, attempt: 0 };
   const last = element.charCodeAt(element.length - 1);

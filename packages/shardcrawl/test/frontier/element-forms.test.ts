@@ -52,8 +52,8 @@ describe("queue element forms", () => {
       ...paths.map((p, i) => Buffer.from(encodeRelative(p, 1 + i, 0, 0), i < 3 ? "latin1" : "utf8").toString("latin1")),
       "/deep\t9", "/hop\t2,1", "/seed", "http://a.test/other-origin\x04",
     ]);
-    // Packed (ASCII, >= 4 bytes after the "/"): one byte less than the path; else the depth byte replaces the "/".
-    expect(els.slice(0, 6).map((e, i) => e.length - Buffer.byteLength(paths[i]!))).toEqual([-1, -1, -1, 0, 0, 0]);
+    // Packed (ASCII, >= 4 bytes after the "/"): the "/" and 1 of every 8 more bytes saved; else the depth byte replaces the "/".
+    expect(els.slice(0, 6).map((e, i) => e.length - Buffer.byteLength(paths[i]!))).toEqual([-1, -1, -3, 0, 0, 0]);
     expect(els.slice(0, 6).map((e) => decodeElement(e))).toEqual(paths.map((p, i) => ({ url: p, depth: 1 + i, hops: 0, attempt: 0 })));
     expect(await drain(f, 1)).toEqual([
       ...paths.map((p, i) => `https://a.test${p} d${1 + i} h0 a0`), "https://a.test/deep d9 h0 a0",
@@ -70,6 +70,12 @@ describe("queue element forms", () => {
     const { leases } = await f.lease(1, 1);
     expect(leases[0]).toMatchObject({ url: "https://p.test/page-1?x", depth: 1 });
     expect(Object.values(await redis.hgetall(f.keys.leaseData))).toEqual(["p.test\t0\t/page-1?x\x01"]);
+    // A long path (bits carried across many 200-byte chunks of the Lua decoder) comes back whole.
+    const long = `/${"abcdefghij0123456789-._~!$&'()*+,;=:@%2F".repeat(75)}?q=${"z".repeat(99)}`;
+    await f.addLinks([link(`https://l.test${long}`, 0, 6)], { now: 0 });
+    const [el] = await redis.lrangeBuffer(f.keys.queue("l.test", 0), 0, -1);
+    expect(el!.length).toBe(Buffer.byteLength(long) - 1 - Math.floor((Buffer.byteLength(long) - 5) / 8));
+    expect((await f.lease(5, 2)).leases.find((l) => l.host === "l.test")).toMatchObject({ url: `https://l.test${long}`, depth: 6 });
   });
 
   it("leases queues written by the previous version (trailing depth byte) unchanged, next to new elements", async () => {

@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { BloomHasher, bloomParamsFor, decodeElement, encodeSuffix, FrontierKeys, splitOrigin } from "../../src/frontier/index.js";
 import { encodeRelative } from "../../src/frontier/element.js";
+import { prng } from "../prng.js";
 import { invalidLinkReason } from "../../src/frontier/links.js";
 
 describe("splitOrigin", () => {
@@ -109,6 +110,17 @@ describe("compact relative elements", () => {
       expect(decodeElement(Buffer.from(el, el.charCodeAt(0) >= 0x80 ? "latin1" : "utf8"))).toEqual({ url: rest, depth: d, hops: h, attempt: 0 });
     }
     for (let d = 1; d <= 8; d++) expect(decodeElement(encodeRelative("/page?x=1", d, 0, 0)).depth).toBe(d);
+    // Every length and depth: the last floor((n - 4) / 8) chars ride in the top bits.
+    const r = prng(7);
+    for (let n = 1; n <= 70; n++) {
+      for (let d = 1; d <= 8; d++) {
+        let q = "";
+        for (let i = 0; i < n; i++) q += String.fromCharCode(0x20 + Math.floor(r() * 95));
+        const el = encodeRelative(`/${q}`, d, 0, 0);
+        expect(el.length).toBe(n < 4 ? n + 1 : n - Math.floor((n - 4) / 8));
+        expect(decodeElement(Buffer.from(el, "latin1"))).toEqual({ url: `/${q}`, depth: d, hops: 0, attempt: 0 });
+      }
+    }
     // The previous version's forms still decode.
     expect(decodeElement("/a/b\x05")).toEqual({ url: "/a/b", depth: 5, hops: 0, attempt: 0 });
     expect(decodeElement("/a/b")).toEqual({ url: "/a/b", depth: 0, hops: 0, attempt: 0 });

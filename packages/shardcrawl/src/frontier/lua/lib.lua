@@ -240,9 +240,10 @@ local function forget_page(id)
   end
 end
 
--- Queue element forms (element.ts): packed (first byte >= 0x80: path+query without its "/", the
--- top bits of bytes 1..4 carrying the mark and depth-1); a leading byte \1..\8 (the depth) +
--- path+query without its "/"; "/" + path+query + suffix; or a full URL + suffix. The first two
+-- Queue element forms (element.ts): packed (first byte >= 0x80: path+query without its "/" as
+-- 7-bit chars whose top bits carry the mark, depth-1 and the left-out last chars); a leading
+-- byte \1..\8 (the depth) + path+query without its "/"; "/" + path+query + suffix; or a full
+-- URL + suffix. The first two
 -- mean the host's origin, no hops, first attempt. Suffix: none (all zero), one byte \1..\8 (the
 -- depth), or "\t<depth>[,<hops>[,<attempt>]]". Only queues hold the first two forms: lease data
 -- and page records get the long form (el_long), which readers can take as text.
@@ -259,12 +260,27 @@ local function el_long(el)
   local b1 = string.byte(el, 1)
   if not b1 then return el end
   if b1 >= 128 then
-    local b2, b3, b4 = string.byte(el, 2, 4)
-    local d = 1
-    if b2 >= 128 then d = d + 4; b2 = b2 - 128 end
-    if b3 >= 128 then d = d + 2; b3 = b3 - 128 end
-    if b4 >= 128 then d = d + 1; b4 = b4 - 128 end
-    return '/' .. string.char(b1 - 128, b2, b3, b4) .. string.sub(el, 5) .. string.char(d)
+    -- Packed: clear the top bits (the body is 7-bit ASCII), read them as the stream
+    -- mark, depth-1 (3 bits), then 7 bits per left-out char until a 0 group or the end.
+    local n = #el
+    local body, tops = {}, {}
+    for i = 1, n, 200 do
+      local t = {string.byte(el, i, math.min(i + 199, n))}
+      for j = 1, #t do
+        if t[j] >= 128 then t[j] = t[j] - 128; tops[i + j - 1] = 1 end
+      end
+      body[#body + 1] = string.char(unpack(t))
+    end
+    local d = 1 + 4 * (tops[2] or 0) + 2 * (tops[3] or 0) + (tops[4] or 0)
+    local k = 0
+    while 4 + 7 * (k + 1) <= n do
+      local c = 0
+      for t = 1, 7 do c = c * 2 + (tops[4 + 7 * k + t] or 0) end
+      if c == 0 then break end
+      body[#body + 1] = string.char(c)
+      k = k + 1
+    end
+    return '/' .. table.concat(body) .. string.char(d)
   end
   if b1 >= 1 and b1 <= 8 then return '/' .. string.sub(el, 2) .. string.char(b1) end
   return el
