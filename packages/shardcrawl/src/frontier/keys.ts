@@ -12,9 +12,11 @@
 //                              r requeues (robots-first, retries)
 //   P q<tier>:<host>    list   the host's queue for one tier (0 = highest .. MAX_TIER), FIFO:
 //                              RPUSH at the tail, LPOP at the head, LPUSH to put work back first.
-//                              Element (element.ts): "<depth byte>path+query-without-its-/", or
-//                              "/path+query" or the full URL, + "<depth byte>" or
-//                              "\t<depth>[,<hops>[,<attempt>]]" when not all zero.
+//                              Element (element.ts): packed (binary: path+query without its "/" in
+//                              7-bit chars, depth and 1 of every 8 chars in the top bits), or
+//                              "<depth byte>path+query-without-its-/", or "/path+query" or the full
+//                              URL + "<depth byte>" or "\t<depth>[,<hops>[,<attempt>]]" when not all
+//                              zero. Read queues as bytes (lrangeBuffer) and decode with decodeElement.
 //   P ready             zset   hosts that may start a request, scored by the earliest start time;
 //                              a host is here only with queued URLs and a free concurrency slot.
 //   P leases            zset   lease id -> expiry (epoch ms)
