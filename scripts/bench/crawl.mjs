@@ -11,7 +11,7 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSy
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, descendants, fmt, median, procCmd, procCpu, procMem,
+  ROOT, RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, descendants, fmt, median, procCmd, procCpu, procMem,
   randomLoopback, startRedisServer, startSimweb, writeResult,
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
@@ -198,13 +198,8 @@ async function redisCommandCount(r) {
   return { total, byCommand };
 }
 
-/** A queue element without its suffix: "\t<depth>[,...]" or one depth byte \x01..\x08 (frontier/element.ts). */
-function elementUrl(el) {
-  const last = el.charCodeAt(el.length - 1);
-  if (last >= 1 && last <= 8) return el.slice(0, -1);
-  const tab = el.indexOf("\t");
-  return tab < 0 ? el : el.slice(0, tab);
-}
+// Queue elements are decoded by the frontier's own code (packed, depth-byte and older forms).
+const { decodeElement } = await import(join(ROOT, "packages/shardcrawl/dist/frontier/element.js"));
 
 /** Redis bytes per queued URL (host queues + per-host hashes) against raw path bytes, and per seen URL. */
 async function redisMemory(r) {
@@ -215,9 +210,11 @@ async function redisMemory(r) {
     cursor = next;
     for (const k of keys) {
       if (/^sc:q\d+:/.test(k)) {
-        const items = await r.lrange(k, 0, -1);
+        // Packed elements are binary: read them as bytes. Raw bytes = the path+query with its
+        // leading "/" (or the whole URL for an element that holds one), as the scaling bench counts.
+        const items = await r.lrangeBuffer(k, 0, -1);
         queued += items.length;
-        for (const it of items) rawBytes += Buffer.byteLength(elementUrl(it));
+        for (const it of items) rawBytes += Buffer.byteLength(decodeElement(it).url);
         queueBytes += Number(await r.memory("USAGE", k, "SAMPLES", "0"));
       } else if (k.startsWith("sc:h:")) {
         hosts++;
