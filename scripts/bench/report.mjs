@@ -53,7 +53,7 @@ function crawlSection(d, prof, parse) {
   }
   L.push("", "Per-process columns are CPU ms per page of the whole run (process start, module loading, robots.txt of every host and the drain included).", "");
   if (d.results.some((r) => Number.isFinite(r.median.steadyPagesPerCpuSecond))) {
-    L.push("Steady state: the same runs, counting only the CPU spent while the crawl went from 20% to 90% of its pages (sampled every 200 ms from /proc for the node, from `process.cpuUsage()` inside Crawlee's process at the same page counts). This is what each further page costs in a long crawl, and the figure the issue's per-page targets are judged on here; the whole-run figure above carries a fixed cost of the order of 2 CPU-seconds per crawl that a 1,500-page run spreads over few pages (Crawlee's whole-run figure starts its clock after loading its modules).", "",
+    L.push("Steady state: the same runs, counting only the CPU spent while the crawl went from 20% to 90% of its pages (sampled every 200 ms from /proc for the node, from `process.cpuUsage()` inside Crawlee's process at the same page counts). This is what each further page costs in a long crawl, and the figure the issue's per-page targets are judged on here; the whole-run figure above carries a fixed cost of the order of 2 CPU-seconds per crawl that a 1,500-page run spreads over few pages (Crawlee's whole-run figure counts its process from its start, module loading included, as ours does).", "",
       "| scheme | steady pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | Crawlee steady pages/CPU-s | shardcrawl vs Crawlee (steady) |",
       "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (const r of d.results) {
