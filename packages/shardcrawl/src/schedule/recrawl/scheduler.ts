@@ -14,6 +14,7 @@
 import { type ChangeHistory, type RatePrior, emptyHistory, estimateRate, groupPrior, logNormalGroupPrior, observe, priorAround } from "./estimator.js";
 import { optimalFrequencies } from "./optimum.js";
 import { DAY_MS, expectedFreshDays, pStale } from "./poisson.js";
+import { mulberry32 } from "../../shared/prng.js";
 
 /** Why a visit was planned; "probe" and "reestimate" share the re-estimation reserve. */
 export type VisitReason = "discovery" | "priority" | "reestimate" | "probe" | "validation";
@@ -112,18 +113,6 @@ function isSaturated(e: PageEntry): boolean {
   return h.observations >= 3 && h.changes >= 0.9 * h.observations;
 }
 
-/** mulberry32: small, seeded, good enough for sampling. */
-function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 export class RecrawlScheduler {
   readonly config: SchedulerConfig;
   private readonly pages: PageEntry[] = [];
@@ -148,7 +137,7 @@ export class RecrawlScheduler {
     if (!(r.discovery >= 0 && r.reestimate >= 0 && r.validation >= 0 && r.discovery + r.reestimate + r.validation < 1)) {
       throw new Error("recrawl scheduler: reserves must be >= 0 and sum to less than 1");
     }
-    this.random = rng(this.config.seed);
+    this.random = mulberry32(this.config.seed);
   }
 
   /** A URL to keep fresh (discovered now, or known with a copy fetched at `lastVisitMs`). */
