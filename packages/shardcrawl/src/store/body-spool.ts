@@ -14,6 +14,7 @@ import { readdir, stat, unlink } from "node:fs/promises";
 import { join } from "node:path";
 import { crc32 } from "node:zlib";
 import { StoreWriteError } from "./append-file.js";
+import { processAlive } from "./process-alive.js";
 
 /** Where a spooled body is and what it must look like. */
 export interface SpoolRef {
@@ -200,16 +201,6 @@ function writerPid(file: string): number | undefined {
   return Number.isSafeInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function processAlive(pid: number | undefined): boolean {
-  if (pid === undefined) return true; // unknown: assume alive, the age rule still applies
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return (err as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
-
 /**
  * Deletes segments no queued or taken page refers to. A segment whose writer still runs is kept
  * until it has been idle SEGMENT_MIN_IDLE_MS: it may still receive bodies, or hold one whose page
@@ -229,7 +220,8 @@ export async function sweepSpool(dir: string, referenced: ReadonlySet<string>, o
     if (referenced.has(name) || !FILE_RE.test(name)) continue;
     const st = await stat(join(dir, name)).catch(() => null);
     const pid = writerPid(name);
-    if (!st?.isFile() || (now - st.mtimeMs < SEGMENT_MIN_IDLE_MS && pid !== opts.finishedPid && processAlive(pid))) continue;
+    // A writer we cannot name (pid undefined) counts as alive: the age rule still applies.
+    if (!st?.isFile() || (now - st.mtimeMs < SEGMENT_MIN_IDLE_MS && pid !== opts.finishedPid && (pid === undefined || processAlive(pid)))) continue;
     await unlink(join(dir, name)).then(() => removed++, () => undefined);
   }
   return removed;

@@ -4,6 +4,7 @@
 import { type FileHandle, open, readdir, rename, stat, unlink } from "node:fs/promises";
 import { dirname, join } from "node:path";
 import { errnoCode, syncDir } from "./append-file.js";
+import { processAlive } from "./process-alive.js";
 import { cdxjLine, cdxjNameFor, cdxTimestamp, mimeOf, surtKey, writeCdxjFile } from "./cdxj.js";
 import { OPEN_SUFFIX, parseOutputName } from "./file-names.js";
 import { type ScanOptions, type WarcRecordView, parseHttpHead, scanWarcFile, warcHeader } from "./warc-reader.js";
@@ -67,7 +68,7 @@ export async function repairOutputDir(outDir: string, opts: RepairOptions = {}):
     const isTmpIndex = name.endsWith(".cdxj.tmp");
     if (!isWarc && !isLog && !isTmpIndex) continue;
     const pid = parseOutputName(name.replace(/\.tmp$/, ""))?.pid;
-    if (skipLive && pid !== undefined && pid !== process.pid && isAlive(pid)) {
+    if (skipLive && pid !== undefined && pid !== process.pid && processAlive(pid)) {
       report.skipped.push({ path, reason: `writer process ${pid} is alive` });
       continue;
     }
@@ -88,15 +89,6 @@ export async function repairOutputDir(outDir: string, opts: RepairOptions = {}):
     }
   }
   return report;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (err) {
-    return errnoCode(err) === "EPERM";
-  }
 }
 
 async function findFiles(dir: string, depth: number): Promise<string[]> {
