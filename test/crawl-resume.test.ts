@@ -1,7 +1,7 @@
 // kill -9 of the whole node (supervisor, fetchers, parsers and Redis) in the middle of a crawl,
 // then the same command again: the crawl continues from Redis, no URL is lost, duplicate fetches
 // are bounded by what was in flight, and every WARC file reads back (a partial record is repaired).
-import { createReadStream, existsSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { createReadStream, existsSync, mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
@@ -9,28 +9,16 @@ import { Redis } from "ioredis";
 import { WARCParser } from "warcio";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, runCrawl, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
+import { nodeRedisUrl, redisPid, statusOf } from "./harness/chaos.js";
 
 const DELAY_MS = 20;
 const FETCHER_CONCURRENCY = 16;
 
-/** The node's fetcher process (a child of the supervisor running fetcher-process.js). */
-function fetcherPid(supervisor: number): number {
-  for (const e of readdirSync("/proc")) {
-    if (!/^\d+$/.test(e)) continue;
-    try {
-      const ppid = Number(readFileSync(`/proc/${e}/stat`, "utf8").split(") ")[1]!.split(" ")[1]);
-      if (ppid === supervisor && readFileSync(`/proc/${e}/cmdline`, "utf8").includes("fetcher-process.js")) return Number(e);
-    } catch {
-      // the process went away while we looked
-    }
-  }
-  throw new Error(`no fetcher process under ${supervisor}`);
-}
-
-/** SIGSTOPs the fetcher at a moment it holds leases (retrying briefly); returns how many. */
-async function freezeFetcherWithLeases(supervisor: number, port: number, password: string): Promise<number> {
-  const fetcher = fetcherPid(supervisor);
-  const redis = new Redis({ port, password, host: "127.0.0.1", lazyConnect: true });
+/** SIGSTOPs the node's fetcher at a moment it holds leases (retrying briefly); returns how many. */
+async function freezeFetcherWithLeases(out: string): Promise<number> {
+  const fetcher = (await statusOf(out))?.children.find((c) => c.role === "fetcher")?.pid;
+  if (!fetcher) throw new Error("the node's /status names no fetcher process");
+  const redis = new Redis(nodeRedisUrl(out), { lazyConnect: true });
   await redis.connect();
   try {
     for (let i = 0; i < 200; i++) {
@@ -46,7 +34,12 @@ async function freezeFetcherWithLeases(supervisor: number, port: number, passwor
   }
 }
 
-function alive(pid: number): boolean {
+/**
+ * Exists at all, zombies included: the next run must start only once the killed processes are
+ * reaped (the WARC repair leaves a file alone while its writer's pid still answers), so this is
+ * not the harness's alive(), which counts a zombie as dead.
+ */
+function exists(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;
@@ -86,18 +79,17 @@ describe("kill -9 of the whole node, then resume", () => {
       fetchedBeforeKill = readPageLog(out).length;
       if (fetchedBeforeKill >= 600) break;
     }
-    const conn = JSON.parse(readFileSync(join(out, "redis", "connection.json"), "utf8")) as { pid: number; port: number; password: string };
-    const redisPid = conn.pid;
+    const redis = redisPid(out)!;
     // Freeze the fetcher while it holds leases and give Redis's AOF (fsync every second) time to
     // write them, so the kill always leaves leased URLs for the next run to recover: a fast
     // crawl of small pages holds its leases for milliseconds and could otherwise be caught with none.
-    leasesAtKill = await freezeFetcherWithLeases(first.proc.pid!, conn.port, conn.password);
+    leasesAtKill = await freezeFetcherWithLeases(out);
     await new Promise((r) => setTimeout(r, 1_500));
     process.kill(-first.proc.pid!, "SIGKILL");
-    process.kill(redisPid, "SIGKILL");
+    process.kill(redis, "SIGKILL");
     const killed = await first.done;
     expect(killed.signal).toBe("SIGKILL");
-    for (let i = 0; i < 50 && alive(redisPid); i++) await new Promise((r) => setTimeout(r, 100));
+    for (let i = 0; i < 50 && exists(redis); i++) await new Promise((r) => setTimeout(r, 100));
     second = await runCrawl(args);
     await sim.stop();
     report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains" });

@@ -112,7 +112,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     }
     // A process that exited keeps its last figure in perPid, so the sum never goes back.
     const roles = {};
-    for (const [pid, p] of perPid) roles[p.role] = (roles[p.role] ?? 0) + (pid === redis.pid ? redis.cpu() - redis0 : p.cpu);
+    for (const [pid, p] of perPid) roles[p.role] = (roles[p.role] ?? 0) + p.cpu - (pid === redis.pid ? redis0 : 0);
     const cpu = Object.values(roles).reduce((n, c) => n + c, 0);
     redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, roles, fetched: Number(n ?? 0) }), () => undefined);
   };

@@ -83,7 +83,8 @@ export function nodeRedisUrl(out: string): string {
   return `redis://:${c.password}@127.0.0.1:${c.port}`;
 }
 
-function redisPid(out: string): number | undefined {
+/** Pid of the Redis a node started under out/redis (from its connection.json), when it has one. */
+export function redisPid(out: string): number | undefined {
   const p = join(out, "redis", "connection.json");
   return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as { pid: number }).pid : undefined;
 }
