@@ -12,7 +12,6 @@ import { StoreWriteError } from "../store/append-file.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import type { WorkerResult, WorkerSetup, WorkerTask } from "../parse/worker.js";
 import { parseRunner } from "../parse/parse-runner.js";
-import { unpackWorkerLinks } from "../parse/worker-transfer.js";
 import { readSpooled, spoolDir, type SpoolRef } from "../store/body-spool.js";
 import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
@@ -152,7 +151,7 @@ async function main(): Promise<void> {
       content_type: res.contentType,
       digest: res.payloadDigest,
       text_digest: facts?.textDigest ?? null,
-      outlinks: res.links.urls.length,
+      outlinks: res.links.length,
       ...(page.redirectTo ? { redirect_to: page.redirectTo } : {}),
       ...(facts?.title ? { title: facts.title } : {}),
       ...(facts?.canonical ? { canonical: facts.canonical } : {}),
@@ -181,7 +180,7 @@ async function main(): Promise<void> {
         : res.contentType?.includes("xml") ? Promise.resolve().then(() => recrawl.recordSitemap(withBody(p.page!, p.spool))) : null; // sitemap lastmod: change hints
       await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }
-    const ownLinks = await routeLinks(unpackWorkerLinks(res.links));
+    const ownLinks = await routeLinks(res.links);
     await frontier.ackPage(consumer, p.id, ownLinks, { error: res.error ?? null });
     // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
     stats.add("outOfScope", res.outOfScope);

@@ -3,6 +3,7 @@
 // (~0.5 ms of CPU per page on a 2-core node); the parser's main thread is then busy for the whole
 // parse, so run more parser processes instead of threads.
 import { makeParseTask, type WorkerLost, type WorkerResult, type WorkerSetup, type WorkerTask } from "./worker.js";
+import { unpackWorkerLinks, type PackedWorkerResult } from "./worker-transfer.js";
 
 export interface ParseRunner {
   run(task: WorkerTask): Promise<WorkerResult | WorkerLost>;
@@ -31,5 +32,11 @@ export async function parseRunner(setup: WorkerSetup, threads: number): Promise<
     minThreads: threads,
     maxThreads: threads,
   });
-  return { run: async (task) => (await pool.run(task)) as WorkerResult | WorkerLost, destroy: () => pool.destroy() };
+  return {
+    run: async (task) => {
+      const r = (await pool.run(task)) as PackedWorkerResult | WorkerLost;
+      return "warc" in r ? { ...r, links: unpackWorkerLinks(r.links) } : r;
+    },
+    destroy: () => pool.destroy(),
+  };
 }

@@ -3,7 +3,8 @@
 // piscina is imported here only, so a parser that parses inline (parserThreads 0) never loads it.
 import { workerData } from "node:worker_threads";
 import { move, transferableSymbol, valueSymbol } from "piscina";
-import { makeParseTask, type WorkerLost, type WorkerResult, type WorkerSetup, type WorkerTask } from "./worker.js";
+import { makeParseTask, type WorkerLost, type WorkerSetup, type WorkerTask } from "./worker.js";
+import { packWorkerLinks, type PackedWorkerResult } from "./worker-transfer.js";
 
 /** A whole ArrayBuffer that only `view` uses (small Buffers share a pool, which must not be transferred). */
 function ownsBuffer(view: ArrayBufferView): view is ArrayBufferView<ArrayBuffer> {
@@ -16,9 +17,12 @@ export function transferring<T extends object>(value: T, views: readonly ArrayBu
   return move({ [transferableSymbol]: list, [valueSymbol]: value } as never) as unknown as T;
 }
 
-const parse = makeParseTask(workerData as WorkerSetup);
+const setup = workerData as WorkerSetup;
+const parse = makeParseTask(setup);
 
-export default function parseInWorker(task: WorkerTask): WorkerResult | WorkerLost {
+export default function parseInWorker(task: WorkerTask): PackedWorkerResult | WorkerLost {
   const r = parse(task);
-  return "warc" in r ? transferring(r, [r.warc, r.links.numbers, r.links.bloom]) : r;
+  if (!("warc" in r)) return r;
+  const links = packWorkerLinks(r.links, setup.bloom.k);
+  return transferring({ ...r, links }, [r.warc, links.numbers, links.bloom]);
 }

@@ -4,6 +4,7 @@
 // one Float64Array of positions (exact: positions are below 2^46), and the ArrayBuffers are
 // transferred, not copied.
 import type { HashedLink } from "../frontier/links.js";
+import type { WorkerResult } from "./worker.js";
 
 export interface PackedLinks {
   urls: string[];
@@ -45,3 +46,6 @@ export function unpackWorkerLinks(p: PackedLinks): HashedLink[] {
   }
   return out;
 }
+
+/** A WorkerResult as it crosses from a worker thread: its links packed. */
+export type PackedWorkerResult = Omit<WorkerResult, "links"> & { links: PackedLinks };

@@ -13,7 +13,6 @@ import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
 import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
-import { packWorkerLinks, type PackedLinks } from "./worker-transfer.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -53,8 +52,8 @@ export interface WorkerResult {
   responseLength: number;
   payloadDigest: string;
   cdx: CdxFields;
-  /** Links to queue, with their seen-filter positions computed here (off the main thread); see unpackWorkerLinks. */
-  links: PackedLinks;
+  /** Links to queue, with their seen-filter positions (computed here: off the main thread when threaded). */
+  links: HashedLink[];
   /** Links dropped because they are outside the crawl's scope. */
   outOfScope: number;
   /** Body bytes as received. */
@@ -132,8 +131,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     }
   }
   const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
-  const packed = packWorkerLinks(links, setup.bloom.k);
-  // facts.links and droppedLinks stay here: the links travel packed, and nothing reads the rest.
+  // facts.links and droppedLinks stay here: `links` carries what is queued, nothing reads the rest.
   const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, ...facts } = parsed;
   const result: WorkerResult = {
     facts,
@@ -146,7 +144,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     responseLength: records.responseLength,
     payloadDigest: records.payloadDigest,
     cdx: records.cdx,
-    links: packed,
+    links,
     outOfScope,
     bodyBytes: body.byteLength,
   };
