@@ -1,5 +1,6 @@
 // Every knob of the synthetic web, JSON-serializable, with presets. A World is a pure function of
 // (config, seed): two processes given the same config serve the same bytes.
+import { validateRobotsFaults, type CrawlDelaySpec, type RobotsOutageSpec } from "./robots-faults.js";
 
 /** How a host answers /robots.txt. */
 export type RobotsKind =
@@ -120,6 +121,9 @@ export interface SimwebConfig {
    * null = no quota. Counted per server process, so a restarted server has its quota restored.
    */
   quota: { afterRequests: number | null; header: string };
+  /** robots.txt outage windows and long Crawl-delays on chosen hosts (robots-faults.ts). */
+  robotsOutages: RobotsOutageSpec[];
+  crawlDelays: CrawlDelaySpec[];
   /** Server limits: every queue and socket set is bounded. */
   limits: { maxConnections: number; maxHanging: number; compressCacheBytes: number; maxHeaderBytes: number };
 }
@@ -157,6 +161,8 @@ export const DEFAULT_CONFIG: SimwebConfig = {
   latin1Share: 0.15,
   robots: { ...ROBOTS_VARIETY },
   robotsAgentToken: "shardcrawl",
+  robotsOutages: [],
+  crawlDelays: [],
   behaviours: behaviours({
     slow: 0.1, throttle: 0.05, flapping: 0.02, reset: 0.02, hang: 0.01, redirects: 0.1,
     "trap-calendar": 0.02, "trap-session": 0.02, "non-html": 0.1, huge: 0.01, compress: 0.5,
@@ -252,6 +258,7 @@ function validate(c: SimwebConfig): void {
   if (!(c.outDegree.median >= 0 && c.outDegree.max >= 0)) fail("outDegree must be non-negative");
   for (const b of BEHAVIOURS) if (!(c.behaviours[b] >= 0 && c.behaviours[b] <= 1)) fail(`behaviours.${b} must be in [0,1]`);
   if (!/^[a-z0-9_-]+$/i.test(c.robotsAgentToken)) fail("robotsAgentToken must be a product token");
+  validateRobotsFaults(c, c.hosts, fail);
   if (c.change.minIntervalMs <= 0 || c.change.maxIntervalMs < c.change.minIntervalMs) fail("change intervals must satisfy 0 < min <= max");
   if (c.quota.afterRequests !== null && !(Number.isInteger(c.quota.afterRequests) && c.quota.afterRequests >= 0)) fail("quota.afterRequests must be null or an integer >= 0");
   if (!/^[a-z0-9-]+$/i.test(c.quota.header)) fail("quota.header must be a header name");

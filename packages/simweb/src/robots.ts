@@ -5,6 +5,7 @@ import { createRequire } from "node:module";
 import { Rng, mix } from "./prng.js";
 import { Lru } from "./lru.js";
 import type { HostModel, World } from "./world.js";
+import { RobotsFaults } from "./robots-faults.js";
 
 /** The part of robots-parser we use (CommonJS; its typings do not type the default export under NodeNext). */
 interface Robot {
@@ -20,11 +21,18 @@ export class RobotsBook {
   private readonly cores = new Lru<number, string>(20_000, 64 * 1024 * 1024, (s) => s.length);
   private readonly parsers = new Lru<number, Robot>(20_000, 256 * 1024 * 1024, () => 8_000);
 
+  private faultsOf: RobotsFaults | undefined;
+
   constructor(private readonly world: World) {}
+
+  /** Crawl-delays configured for chosen hosts (robots-faults.ts). */
+  private get faults(): RobotsFaults {
+    return (this.faultsOf ??= new RobotsFaults(this.world.config));
+  }
 
   /** The robots.txt body for hosts whose robots.txt is a file (null for absent/5xx/unreachable). */
   text(h: HostModel): string | null {
-    const core = this.core(h);
+    const core = this.faults.withCrawlDelay(h, this.core(h));
     if (core === null || h.info.robots !== "large") return core;
     // Inert padding after the real rules: any truncation at >= 500 KiB gives the same verdicts.
     const nl = core.includes("\r\n") ? "\r\n" : "\n";

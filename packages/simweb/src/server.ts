@@ -1,6 +1,7 @@
 // The HTTP and HTTPS front: many hosts behind one port each, chosen by the Host header (and SNI).
 // Each request: find the host, apply its behaviours (throttle, flapping, reset, hang, latency),
 // route the path, render, apply validators and content encoding, log one line when it ends.
+import { RobotsFaults } from "./robots-faults.js";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
@@ -134,6 +135,8 @@ export class SimwebApp {
   /** Connection numbers for the request log (lets tests count connections and TLS resumptions). */
   private readonly connIds = new WeakMap<Socket, number>();
   private nextConnId = 1;
+  /** robots.txt outage windows and Crawl-delays of chosen hosts (robots-faults.ts). */
+  private readonly robotsFaults: RobotsFaults;
 
   constructor(
     readonly world: World,
@@ -142,6 +145,7 @@ export class SimwebApp {
     logFile?: string,
   ) {
     this.renderer = new Renderer(world);
+    this.robotsFaults = new RobotsFaults(world.config);
     this.log = logFile ? new RequestLog(logFile) : null;
     const lim = world.config.limits;
     // Entries are weighed by an estimate (a pending promise has no size yet): ~64 KB per compressed page.
@@ -240,6 +244,12 @@ export class SimwebApp {
     const isRobots = resource.kind === "robots" || resource.kind === "robots-moved";
     const n = rt.counter++;
     if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket);
+    const fault = isRobots ? this.robotsFaults.outage(h) : null;
+    if (fault) {
+      if (fault.kind === "reset") return this.reset(req.socket);
+      if (fault.kind === "hang") return this.hang(req.socket);
+      return this.send(res, entry, fault.status, fault.headers, Buffer.from("<h1>maintenance</h1>\n"), method);
+    }
     if (!isRobots && this.quotaExhausted()) {
       const q = this.world.config.quota;
       return this.send(res, entry, 429, { [q.header]: "exhausted", "content-type": "text/plain" }, Buffer.from("plan quota exhausted\n"), method);

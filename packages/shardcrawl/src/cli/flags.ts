@@ -14,8 +14,17 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --max-pages <n>             stop after n pages have been fetched
   --delay <ms>                minimum gap between two requests to one host (default 1000)
   --host-concurrency <n>      requests in flight per host (default 1)
-  --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 60000)
-  --user-agent <string>       sent on every request; its product token selects the robots.txt group
+  --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 300000); a host asking
+                              for more is skipped, its URLs refused as crawl-delay-too-long
+  --user-agent <string>       sent on every request; its product token selects the robots.txt group;
+                              must hold your contact (an http(s) URL or e-mail address), else exit 78
+  --from <e-mail>             send a From header with this address (default: none)
+  --robots-backoff-base <ms>  robots.txt outage: first wait before trying robots.txt again (default 60000)
+  --robots-backoff-max <ms>   ... doubling up to this (default 21600000 = 6 h); Retry-After is honoured
+  --robots-outage-max <ms>    after robots.txt was unreachable this long, use the last cached copy if
+                              any (RFC 9309 2.3.1.4; default 2592000000 = 30 days); else keep waiting
+  --max-defer-wait <ms>       when only hosts waiting for robots.txt are left, end after this long with
+                              them reported as deferred (exit 0; rerun to continue them; default 120000)
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
   --resolve <host:port:addr>  static DNS answer, repeatable
   --dns-server <ip[:port]>    ask this DNS server instead of the system resolver, repeatable
@@ -92,6 +101,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         delay: { type: "string" },
         "host-concurrency": { type: "string" },
         "max-crawl-delay": { type: "string" },
+        from: { type: "string" },
+        "robots-backoff-base": { type: "string" },
+        "robots-backoff-max": { type: "string" },
+        "robots-outage-max": { type: "string" },
+        "max-defer-wait": { type: "string" },
         "user-agent": { type: "string" },
         "connect-to": { type: "string", multiple: true },
         resolve: { type: "string", multiple: true },
@@ -157,6 +171,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.hostConcurrency = int("host-concurrency", v["host-concurrency"]) ?? c.hostConcurrency;
   c.maxCrawlDelayMs = int("max-crawl-delay", v["max-crawl-delay"]) ?? c.maxCrawlDelayMs;
   if (v["user-agent"] !== undefined) c.userAgent = v["user-agent"];
+  if (v.from !== undefined) c.fromHeader = v.from;
+  c.robotsBackoffBaseMs = int("robots-backoff-base", v["robots-backoff-base"]) ?? c.robotsBackoffBaseMs;
+  c.robotsBackoffMaxMs = int("robots-backoff-max", v["robots-backoff-max"]) ?? c.robotsBackoffMaxMs;
+  c.robotsOutageMaxMs = int("robots-outage-max", v["robots-outage-max"]) ?? c.robotsOutageMaxMs;
+  c.maxDeferWaitMs = int("max-defer-wait", v["max-defer-wait"]) ?? c.maxDeferWaitMs;
   c.connectTo = v["connect-to"] ?? [];
   c.resolve = v.resolve ?? [];
   c.dnsServers = v["dns-server"] ?? [];

@@ -5,6 +5,7 @@
 // is imported only when that command runs, so a node process does not pay for the others at start.
 import { UsageError } from "./flags.js";
 import { exitCodeFor } from "../node/exit-codes.js";
+import { UserAgentContactError } from "../node/user-agent-contact.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
@@ -109,6 +110,8 @@ main(process.argv.slice(2)).then(
       process.exit(2);
     }
     process.stderr.write(`shardcrawl: ${(err as Error).message ?? String(err)}\n`);
-    process.exit(1);
+    // A refused configuration (e.g. a User-Agent without a contact) has its own exit code.
+    const code = (err as { exitCode?: unknown } | null)?.exitCode;
+    process.exit(err instanceof UserAgentContactError && typeof code === "number" ? code : 1);
   },
 );

@@ -32,6 +32,8 @@ export interface HttpTimeouts {
 export interface HttpClientOptions {
   /** Sent as User-Agent on every request. */
   userAgent: string;
+  /** Sent as From on every request when set (RFC 9110 10.1.2: an e-mail address for the operator). */
+  from?: string;
   /** curl --connect-to rules, as strings "H1:P1:H2:P2" or parsed. */
   connectTo?: ReadonlyArray<string | ConnectToRule>;
   /** curl --resolve overrides, as strings "HOST:PORT:ADDR[,ADDR]" or parsed. */
@@ -175,6 +177,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     ["user-agent", opts.userAgent],
     ["accept", opts.accept ?? DEFAULT_ACCEPT],
     ["accept-encoding", opts.acceptEncoding ?? "gzip, deflate, br"],
+    ...(opts.from ? [["from", opts.from] as [string, string]] : []),
   ];
 
   return {

@@ -27,11 +27,13 @@ export const ROBOTS_MAX_BYTES = 500 * 1024;
 /** RFC 9309 2.4: do not use a cached robots.txt for more than 24 hours. */
 export const ROBOTS_TTL_MS = 24 * 60 * 60 * 1000;
 export const ROBOTS_MAX_REDIRECTS = 5;
+/** Crawl-delay honoured by default (--max-crawl-delay); a site asking for more is skipped. */
+export const DEFAULT_MAX_CRAWL_DELAY_MS = 300_000;
 
 export type RobotsEntry =
   | { kind: "rules"; body: string; fetchedAt: number }
   | { kind: "allow-all"; fetchedAt: number }
-  | { kind: "disallow-all"; retryAfterMs: number; fetchedAt: number; reason?: string };
+  | { kind: "disallow-all"; retryAfterMs: number; fetchedAt: number; reason?: string; errorClass?: FetchErrorClass };
 
 /** Longest `reason` kept in a disallow-all entry (it is cached in Redis and copied into page-log lines). */
 const REASON_MAX_CHARS = 300;
@@ -154,14 +156,16 @@ export async function fetchRobots(
 export interface CompiledRobots {
   /** Whether our agent may fetch `url` (a URL on the origin the rules came from). */
   isAllowed(url: string | URL): boolean;
-  /** Crawl-delay for our group, in ms, capped; undefined when none. */
+  /** Crawl-delay for our group, in ms, as the file asks (never shortened); undefined when none. */
   crawlDelayMs?: number;
+  /** The file asks for a Crawl-delay above maxCrawlDelayMs: the host is skipped, not crawled faster than asked. */
+  crawlDelayTooLong?: boolean;
   /** Absolute http(s) sitemap URLs listed in the file. */
   sitemaps: string[];
 }
 
 export interface CompileRobotsOptions {
-  /** Upper bound on Crawl-delay (default 60 s), so one file cannot stall a host for hours. */
+  /** Largest Crawl-delay we honour (default 300 s); above it crawlDelayTooLong is set (the host is skipped). */
   maxCrawlDelayMs?: number;
 }
 
@@ -189,7 +193,8 @@ export function compileRobots(entry: RobotsEntry, userAgent: string, opts: Compi
   };
   const delay = robots.getCrawlDelay(token);
   if (typeof delay === "number" && Number.isFinite(delay) && delay >= 0) {
-    compiled.crawlDelayMs = Math.min(Math.round(delay * 1000), opts.maxCrawlDelayMs ?? 60_000);
+    compiled.crawlDelayMs = Math.round(delay * 1000);
+    if (compiled.crawlDelayMs > (opts.maxCrawlDelayMs ?? DEFAULT_MAX_CRAWL_DELAY_MS)) compiled.crawlDelayTooLong = true;
   }
   return compiled;
 }

@@ -15,6 +15,7 @@ import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type Qu
 import { encodePage, type SpooledPage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
+import { RobotsOutages } from "./robots-outages.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
 import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 
@@ -242,6 +243,8 @@ export class Frontier {
   readonly hasher: BloomHasher;
   readonly parse: ParseQueue;
   readonly robots: RobotsCache;
+  /** Hosts waiting out a robots.txt outage (robots-outages.ts). */
+  readonly outages: RobotsOutages;
   private readonly scripts: Scripts;
   private readonly delayMs: number;
   private readonly hostConcurrency: number;
@@ -276,6 +279,7 @@ export class Frontier {
       countFiltered: (f) => this.countFiltered(f),
     });
     this.robots = new RobotsCache(redis, keys);
+    this.outages = new RobotsOutages(redis, keys, scripts, (now) => this.common(now));
   }
 
   /** Opens (or resumes) the crawl under `opts.prefix`: loads the scripts and checks the seen filter's parameters. */

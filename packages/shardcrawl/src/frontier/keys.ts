@@ -55,6 +55,11 @@
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
+//   P ro:<host>         hash   the host's robots.txt outage (frontier/robots-outages.ts, lua/defer_host.lua):
+//                              o origin, f first failed try (epoch ms), t failed tries, nt next try
+//                              (epoch ms), l last try (epoch ms), e last error "<class>: <detail>"
+//   P rdefer            zset   hosts waiting out a robots.txt outage, scored by their next try (epoch ms);
+//                              their URLs stay queued (the crawl's end reports them as `deferred`)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
@@ -95,4 +100,6 @@ export class FrontierKeys {
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
+  robotsOutage(host: string): string { return `${this.prefix}ro:${host}`; }
+  get robotsDeferred(): string { return `${this.prefix}rdefer`; }
 }

@@ -1,16 +1,21 @@
 // robots.txt cache: one key per origin with a TTL. The fetch stage decides what to store; this
 // module only stores and checks the shape, so a damaged entry reads as "not cached" (refetch)
-// instead of failing the fetch.
+// instead of failing the fetch. A good entry may be kept past its freshness (keepMs) as the
+// "last cached copy" RFC 9309 2.3.1.4 lets a crawler use once robots.txt has been unreachable
+// for a long time (fetch/robots-outage.ts); get() never returns a stale entry, getLast() does.
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
 
 /** disallow-all may say why (e.g. "dns: ENOTFOUND ..."), so pages refused meanwhile can tell. */
-export type RobotsVerdict = { kind: "rules"; body: string } | { kind: "allow-all" } | { kind: "disallow-all"; reason?: string };
+/** disallow-all may carry the error class its pages fail with (a permanent failure: "dns", "tls"). */
+export type RobotsVerdict = { kind: "rules"; body: string } | { kind: "allow-all" } | { kind: "disallow-all"; reason?: string; errorClass?: string };
 export type RobotsCacheEntry = RobotsVerdict & { fetchedAt: number };
 
 /** Google reads the first 500 KiB of a robots.txt; a body above this bound is refused. */
 export const MAX_ROBOTS_BODY_CHARS = 512 * 1024;
 const MAX_TTL_MS = 30 * 24 * 3600 * 1000;
+/** How long a good entry may be kept past its freshness (above the longest sensible --robots-outage-max). */
+const MAX_KEEP_MS = 365 * 24 * 3600 * 1000;
 const MAX_REASON_CHARS = 500;
 
 function isEntry(v: unknown): v is RobotsCacheEntry {
@@ -25,28 +30,48 @@ export class RobotsCache {
   constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {}
 
   /** The cached entry for an origin ("https://www.d1.test"), or undefined (absent, expired or damaged). */
-  async get(origin: string): Promise<RobotsCacheEntry | undefined> {
+  async get(origin: string, now: number = Date.now()): Promise<RobotsCacheEntry | undefined> {
+    const v = await this.read(origin);
+    return v && (v.fresh === undefined || v.fresh > now) ? v.entry : undefined;
+  }
+
+  /** The last good entry (rules or allow-all), fresh or kept past its freshness; undefined when none. */
+  async getLast(origin: string): Promise<RobotsCacheEntry | undefined> {
+    const v = await this.read(origin);
+    return v && v.entry.kind !== "disallow-all" ? v.entry : undefined;
+  }
+
+  private async read(origin: string): Promise<{ entry: RobotsCacheEntry; fresh?: number } | undefined> {
     const raw = await this.redis.get(this.keys.robots(origin));
     if (raw === null) return undefined;
     try {
       const v: unknown = JSON.parse(raw);
-      return isEntry(v) ? v : undefined;
+      if (!isEntry(v)) return undefined;
+      const fresh = (v as { fresh?: unknown }).fresh;
+      return typeof fresh === "number" ? { entry: v, fresh } : { entry: v };
     } catch {
       return undefined;
     }
   }
 
-  async set(origin: string, entry: RobotsCacheEntry, ttlMs: number): Promise<void> {
+  /**
+   * Stores an entry fresh for ttlMs. keepMs > 0 keeps a rules/allow-all entry that much longer as
+   * the last cached copy (getLast); get() treats it as absent once ttlMs has passed.
+   */
+  async set(origin: string, entry: RobotsCacheEntry, ttlMs: number, keepMs = 0, now: number = Date.now()): Promise<void> {
     if (!isEntry(entry)) throw new TypeError(`robots cache: malformed entry for ${origin}`);
     if (entry.kind === "rules" && entry.body.length > MAX_ROBOTS_BODY_CHARS) {
       throw new RangeError(`robots cache: body for ${origin} is ${entry.body.length} chars, above ${MAX_ROBOTS_BODY_CHARS}`);
     }
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) throw new RangeError(`robots cache: ttlMs must be in [1, 30 days], got ${ttlMs}`);
-    const value = entry.kind === "rules"
+    const keep = entry.kind === "disallow-all" ? 0 : Math.min(MAX_KEEP_MS, Math.max(0, Math.round(keepMs)));
+    const value: Record<string, unknown> = entry.kind === "rules"
       ? { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
       : entry.kind === "disallow-all" && typeof entry.reason === "string"
         ? { kind: entry.kind, fetchedAt: entry.fetchedAt, reason: entry.reason.slice(0, MAX_REASON_CHARS) }
         : { kind: entry.kind, fetchedAt: entry.fetchedAt };
-    await this.redis.set(this.keys.robots(origin), JSON.stringify(value), "PX", ttlMs);
+    if (entry.kind === "disallow-all" && typeof entry.errorClass === "string" && /^[a-z-]{1,40}$/.test(entry.errorClass)) value.errorClass = entry.errorClass;
+    if (keep > 0) value.fresh = now + ttlMs;
+    await this.redis.set(this.keys.robots(origin), JSON.stringify(value), "PX", ttlMs + keep);
   }
 }

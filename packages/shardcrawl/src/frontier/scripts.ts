@@ -36,6 +36,8 @@ const SCRIPT_FILES = {
   add_revisits: true,
   complete_revisit: true,
   refetch_page: true,
+  defer_host: true,
+  wake_deferred: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

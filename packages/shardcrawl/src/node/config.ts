@@ -27,8 +27,17 @@ export interface NodeConfig {
    * response's end after the bytes left it: the margin keeps the gap the server sees >= delay.
    */
   politenessMarginMs: number;
-  /** Upper bound for robots.txt Crawl-delay (ms). */
+  /** robots.txt Crawl-delay is honoured up to this (ms); a host asking for more is skipped (crawl-delay-too-long). */
   maxCrawlDelayMs: number;
+  /** robots.txt outage back-off: first wait, doubling up to the max (ms); fetch/robots-outage.ts. */
+  robotsBackoffBaseMs: number;
+  robotsBackoffMaxMs: number;
+  /** After robots.txt has been unreachable this long, use the last cached copy if any (RFC 9309 2.3.1.4). */
+  robotsOutageMaxMs: number;
+  /** A crawl whose only work left is hosts waiting out a robots.txt outage ends after this long (reporting them deferred). */
+  maxDeferWaitMs: number;
+  /** Optional From header (an e-mail address for the site owner to reach the operator); "" = none. */
+  fromHeader: string;
   hostConcurrency: number;
   userAgent: string;
   connectTo: string[];
@@ -156,7 +165,12 @@ export function defaultConfig(): NodeConfig {
     prefix: "sc:",
     delayMs: 1000,
     politenessMarginMs: 50,
-    maxCrawlDelayMs: 60_000,
+    maxCrawlDelayMs: 300_000,
+    robotsBackoffBaseMs: 60_000,
+    robotsBackoffMaxMs: 6 * 3600_000,
+    robotsOutageMaxMs: 30 * 24 * 3600_000,
+    maxDeferWaitMs: 120_000,
+    fromHeader: "",
     hostConcurrency: 1,
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
@@ -252,6 +266,12 @@ export function validateConfig(c: NodeConfig): string[] {
   if (!(c.falsePositiveRate > 0 && c.falsePositiveRate < 0.5)) errors.push(`falsePositiveRate: expected 0 < p < 0.5, got ${c.falsePositiveRate}`);
   if (!["domains", "hosts", "any"].includes(c.scope)) errors.push(`scope: expected domains, hosts or any, got ${JSON.stringify(c.scope)}`);
   if (!c.userAgent.trim()) errors.push("user-agent: must not be empty");
+  for (const k of ["robotsBackoffBaseMs", "robotsBackoffMaxMs", "robotsOutageMaxMs"] as const) {
+    if (!Number.isSafeInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected milliseconds >= 1, got ${JSON.stringify(c[k])}`);
+  }
+  if (!Number.isSafeInteger(c.maxDeferWaitMs) || c.maxDeferWaitMs < 0) errors.push(`maxDeferWaitMs: expected milliseconds >= 0, got ${JSON.stringify(c.maxDeferWaitMs)}`);
+  if (c.robotsBackoffMaxMs < c.robotsBackoffBaseMs) errors.push(`robotsBackoffMaxMs (${c.robotsBackoffMaxMs}) must not be below robotsBackoffBaseMs (${c.robotsBackoffBaseMs})`);
+  if (typeof c.fromHeader !== "string" || (c.fromHeader !== "" && !/^[^\s@<>]+@[^\s@<>]+$/.test(c.fromHeader.trim()))) errors.push(`from: expected an e-mail address, got ${JSON.stringify(c.fromHeader)}`);
   if (c.warcGzipLevel < 0 || c.warcGzipLevel > 9) errors.push(`warcGzipLevel: expected 0..9, got ${c.warcGzipLevel}`);
   if (c.maxRedirects < 0) errors.push(`maxRedirects: expected >= 0, got ${c.maxRedirects}`);
   // A lease shorter than the slowest legitimate fetch would hand healthy work out twice.

@@ -12,7 +12,8 @@ import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";
 import { DEFAULT_KEEP_ALIVE_MS, createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
-import { compileRobots, fetchRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
+import { compileRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
+import { robotsStep } from "./robots-step.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
@@ -24,7 +25,7 @@ import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
-import type { Lease, PageLogLine } from "../shared/types.js";
+import type { FetchErrorClass, Lease, PageLogLine } from "../shared/types.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
@@ -45,6 +46,7 @@ async function main(): Promise<void> {
   reportEventLoop((m) => ctx.send(m));
   const client: HttpClient = createHttpClient({
     userAgent: config.userAgent,
+    ...(config.fromHeader ? { from: config.fromHeader } : {}),
     connectTo: config.connectTo,
     resolve: config.resolve,
     allowPrivate: config.allowPrivate,
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
   });
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Compiled robots per origin, so the hot path does not re-parse robots.txt for every URL.
-  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; fetchedAt: number; expires: number }>();
+  const robotsMemo = new Map<string, { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; errorClass?: FetchErrorClass; fetchedAt: number; expires: number }>();
   const inFlight = new Set<Promise<void>>();
   const retry: RetrySettings = {
     maxAttempts: config.retryMaxAttempts, baseMs: config.retryBaseMs, capMs: config.retryCapMs, maxRetryAfterMs: config.maxRetryAfterMs,
@@ -81,16 +83,19 @@ async function main(): Promise<void> {
   const nextWake = () => new Promise<void>((r) => (wake = r));
 
   /** Compiles an origin's rules and remembers them (compiling costs far more than matching a URL). */
-  function remember(origin: string, entry: RobotsEntry): { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } {
+  function remember(origin: string, entry: RobotsEntry): { compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; errorClass?: FetchErrorClass } {
     const compiled = compileRobots(entry, config.userAgent, { maxCrawlDelayMs: config.maxCrawlDelayMs });
     robotsMemo.delete(origin);
     if (robotsMemo.size >= ROBOTS_MEMO_MAX) robotsMemo.delete(robotsMemo.keys().next().value!);
-    const fresh = { compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}), fetchedAt: entry.fetchedAt, expires: Date.now() + 60_000 };
+    const fresh = {
+      compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}),
+      ...(entry.kind === "disallow-all" && entry.errorClass ? { errorClass: entry.errorClass } : {}), fetchedAt: entry.fetchedAt, expires: Date.now() + 60_000,
+    };
     robotsMemo.set(origin, fresh);
     return fresh;
   }
 
-  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string } | null> {
+  async function robotsFor(origin: string): Promise<{ compiled: CompiledRobots; kind: RobotsEntry["kind"]; reason?: string; errorClass?: FetchErrorClass } | null> {
     const memo = robotsMemo.get(origin);
     if (memo && memo.expires > Date.now()) return memo;
     const entry = await frontier.getRobots(origin);
@@ -116,20 +121,30 @@ async function main(): Promise<void> {
     const origin = new URL(lease.url).origin;
     const robots = await robotsFor(origin);
     if (!robots) {
-      // robots.txt is this slot's request; the page waits for the host's next turn.
-      const { entry, ttlMs } = await fetchRobots(client, origin, config.userAgent, {
-        redirectDelayMs: config.delayMs + config.politenessMarginMs,
-      });
-      await frontier.setRobots(origin, entry, ttlMs);
-      const { compiled } = remember(origin, entry);
-      if (compiled.crawlDelayMs !== undefined) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
+      // robots.txt is this slot's request; the page waits for the host's next turn. An outage
+      // (5xx, 429, timeout, reset, transient DNS) holds the host instead: the URL is back in its
+      // queue, unattempted, until the next robots.txt try (robots-step.ts).
+      const step = await robotsStep(client, frontier, config, lease, origin, (m) => ctx.log(m));
+      if (step.kind === "deferred") return;
+      const { compiled } = remember(origin, step.entry);
+      // Crawl-delay as the file asks it; a new file without one clears the old override.
+      if (compiled.crawlDelayMs !== undefined && !compiled.crawlDelayTooLong) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
+      else if (compiled.crawlDelayMs === undefined && step.entry.kind !== "disallow-all") await frontier.frontier.setHostLimits(lease.host, { delayMs: null });
       await frontier.requeue(lease, endNow());
       return;
     }
     if (robots.kind === "disallow-all") {
       const why = robots.reason ? ` (${robots.reason})` : "";
-      await pageLog.append(failureLine(lease, "robots-unavailable", `robots.txt was unreachable or 5xx${why}: disallow all`, { total: 0 }));
-      await frontier.fail(lease, Date.now(), { requested: false, errorClass: "robots-unavailable" });
+      const errorClass = robots.errorClass ?? "robots-unavailable";
+      await pageLog.append(failureLine(lease, errorClass, `robots.txt could not be fetched${why}: disallow all`, { total: 0 }));
+      await frontier.fail(lease, Date.now(), { requested: false, errorClass });
+      return;
+    }
+    if (robots.compiled.crawlDelayTooLong) {
+      // Never crawled faster than the site asked: a Crawl-delay above --max-crawl-delay skips the host.
+      const asked = robots.compiled.crawlDelayMs ?? 0;
+      await pageLog.append(failureLine(lease, "crawl-delay-too-long", `robots.txt asks Crawl-delay ${asked / 1000} s, above --max-crawl-delay ${config.maxCrawlDelayMs} ms`, { total: 0 }));
+      await frontier.fail(lease, Date.now(), { requested: false, errorClass: "crawl-delay-too-long" });
       return;
     }
     if (!robots.compiled.isAllowed(lease.url)) {

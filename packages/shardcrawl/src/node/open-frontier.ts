@@ -216,8 +216,8 @@ export class NodeFrontier {
       fetched: c.fetched ?? 0,
       parsed: c.parsed ?? 0,
       failed: c.failed ?? 0,
-      errors: (c.failed ?? 0) - (c["err:robots-disallowed"] ?? 0) - (c["err:robots-unavailable"] ?? 0),
-      robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0),
+      errors: (c.failed ?? 0) - (c["err:robots-disallowed"] ?? 0) - (c["err:robots-unavailable"] ?? 0) - (c["err:crawl-delay-too-long"] ?? 0),
+      robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0) + (c["err:crawl-delay-too-long"] ?? 0),
       discovered: c.discovered ?? 0,
       outOfScope: c.outOfScope ?? 0,
       // Spilled URLs are still work to do: "done" waits until they were re-admitted and fetched.

@@ -25,6 +25,8 @@ import { NodeObserver } from "./node-observer.js";
 import { openSupervisorLog } from "./node-logs.js";
 import { releaseDeadFetcher } from "./lease-owner.js";
 import { DiskPauseWatch } from "./disk-pause.js";
+import { DeferredEndWatch, formatDeferred, type DeferredReport } from "./deferred-end.js";
+import { checkUserAgentContact } from "./user-agent-contact.js";
 
 export interface CrawlSummary {
   node: string;
@@ -45,6 +47,8 @@ export interface CrawlSummary {
   ingested?: Omit<IngestReport, "problems"> & { problems: number };
   /** The queue bounds in force and where each came from (derived from rate x wait, explicit, default). */
   queueSizing?: QueueSizing;
+  /** Hosts still waiting out a robots.txt outage at the end (their URLs stay queued for the next run). */
+  deferred?: DeferredReport;
 }
 
 export interface RunOptions {
@@ -58,6 +62,8 @@ const DIST_NODE = new URL(".", import.meta.url);
 
 export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promise<CrawlSummary> {
   const stream = opts.stream ?? process.stderr;
+  // Before anything is created: a node that cannot tell site owners who runs it does not start.
+  checkUserAgentContact(config);
   const startedAt = Date.now();
   mkdirSync(config.out, { recursive: true });
   // Operator messages go to the terminal and, as structured lines, to <out>/logs/supervisor.<n>.log.
@@ -88,6 +94,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A new run is the operator saying the quota is back: lift the previous run's quota stop.
   const previousStop = await frontier.clearQuotaStop();
   if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
+  // Hosts the previous run left waiting out a robots.txt outage: a new run tries them now.
+  const woken = await frontier.frontier.outages.wakeAll(Date.now());
+  if (woken) say(`${woken} hosts were waiting for robots.txt (outage); trying them again now`);
 
   // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
   const router = config.shard ? new ShardRouter(config.shard) : null;
@@ -167,6 +176,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
+  const deferWatch = new DeferredEndWatch(frontier.frontier.outages, config.maxDeferWaitMs);
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
@@ -207,6 +217,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
         break;
       }
     } else idleChecks = 0;
+    if (!budgetSpent && (await deferWatch.shouldEnd(lastStats, Date.now()))) {
+      reason = "done";
+      break;
+    }
   }
   progress.done();
   say(reason === "signal" ? "stopping: finishing what is in flight…"
@@ -218,6 +232,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   await frontier.reap(Date.now());
   await children.stop(60_000, ["parser"]);
   lastStats = await frontier.stats();
+  const deferred = await deferWatch.report();
   await ingestOutbox?.close();
   await status.close();
   observer.close();
@@ -240,6 +255,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     ...(router ? { ingested: { ...ingestReport, problems: ingestReport.problems.length } } : {}),
     ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
+    ...(deferred ? { deferred } : {}),
   };
   for (const p of ingestReport.problems.slice(0, 5)) say(`ingest problem in ${p.file}: ${p.damaged ?? ""} ${JSON.stringify(p.rejected.slice(0, 3))}`);
   writeFileSync(join(config.out, "summary.json"), JSON.stringify(summary, null, 2));
@@ -263,6 +279,7 @@ export function formatSummary(s: CrawlSummary): string {
     `  pages fetched ${st.fetched} (${s.pagesPerSecond.toFixed(1)}/s), parsed ${st.parsed}, fetch errors ${st.errors}, refused by robots.txt ${st.robotsDisallowed}`,
     `  URLs discovered ${st.discovered}, still queued ${st.queued} in ${st.hostsQueued} hosts, out of scope ${st.outOfScope}`,
     ...(s.shard ? [`  shard ${s.shard.self} of ${s.shard.nodes} (by ${s.shard.key}): links sent to other nodes' outboxes ${st.counters.outboxLinks ?? 0}, ingested ${s.ingested?.added ?? 0} new URLs from ${s.ingested?.files ?? 0} inbox files`] : []),
+    ...(s.deferred ? formatDeferred(s.deferred) : []),
     `  child restarts ${s.restarts}; output in ${s.out} (warc/, pages/, summary.json)`,
   ].join("\n");
 }

@@ -59,6 +59,7 @@ export type FetchErrorClass =
   | "ssrf-blocked"
   | "robots-disallowed"
   | "robots-unavailable"
+  | "crawl-delay-too-long"
   | "redirect-limit"
   | "redirect-invalid"
   | "decode-bomb"

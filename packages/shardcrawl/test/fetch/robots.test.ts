@@ -166,11 +166,17 @@ describe("compileRobots (RFC 9309 matching)", () => {
     expect(allowed(body, "/nocolon")).toBe(true);
   });
 
-  it("reads Crawl-delay for our group (fractional seconds), capped", () => {
+  it("reads Crawl-delay for our group (fractional seconds), never shortened: above the max it is too long", () => {
     const body = "User-agent: *\nCrawl-delay: 30\n\nUser-agent: shardcrawl\nCrawl-delay: 2.5\nDisallow: /x\n";
     expect(compileRobots(rules(body), UA).crawlDelayMs).toBe(2500);
+    expect(compileRobots(rules(body), UA).crawlDelayTooLong).toBeUndefined();
     expect(compileRobots(rules(body), "otherbot").crawlDelayMs).toBe(30_000);
-    expect(compileRobots(rules(body), "otherbot", { maxCrawlDelayMs: 10_000 }).crawlDelayMs).toBe(10_000);
+    const capped = compileRobots(rules(body), "otherbot", { maxCrawlDelayMs: 10_000 });
+    expect(capped.crawlDelayMs).toBe(30_000);
+    expect(capped.crawlDelayTooLong).toBe(true);
+    // The default honours up to 300 s.
+    expect(compileRobots(rules("User-agent: *\nCrawl-delay: 300\n"), UA).crawlDelayTooLong).toBeUndefined();
+    expect(compileRobots(rules("User-agent: *\nCrawl-delay: 301\n"), UA).crawlDelayTooLong).toBe(true);
     expect(compileRobots(rules("User-agent: *\nCrawl-delay: soon\n"), UA).crawlDelayMs).toBeUndefined();
     expect(compileRobots(rules("User-agent: *\nCrawl-delay: -5\n"), UA).crawlDelayMs).toBeUndefined();
     expect(compileRobots(rules("User-agent: *\nDisallow: /\n"), UA).crawlDelayMs).toBeUndefined();

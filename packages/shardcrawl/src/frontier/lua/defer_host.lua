@@ -1,0 +1,25 @@
+-- defer_host.lua: a host's robots.txt could not be fetched (an outage: 5xx, 429, timeout, reset,
+-- transient DNS): completes the lease that fetched it and puts its URL back at the HEAD of its
+-- queue uncounted (the URL was never attempted), moves the host's next allowed start to the next
+-- robots.txt try, and records the outage. ONE step. Prepended with lib.lua.
+-- KEYS: none (names computed from the prefix)
+-- ARGV: [1..4] common (lib.lua); [5] lease id; [6] host; [7] next try epoch ms; [8] origin;
+--       [9] first failed try epoch ms (kept if the outage is already recorded); [10] failed tries;
+--       [11] last error text
+-- Touches: P lease, P leases, P lo:<owner>, P h:<host>, P q<tier>:<host>, P ready, P stats,
+--          P ro:<host>, P rdefer
+-- Returns: 'ok' | 'expired' (lease already reaped; the reaper put the URL back already)
+local host, hk, tier, el = release(ARGV[5], ARGV[6])
+local h = host or ARGV[6]
+local hkh = hkey(h)
+if host then put_back(host, hk, tier, el) end
+local nt = tonumber(ARGV[7])
+if redis.call('EXISTS', hkh) == 1 and nt > (tonumber(redis.call('HGET', hkh, 'n')) or 0) then redis.call('HSET', hkh, 'n', int(nt)) end
+local rk = P .. 'ro:' .. h
+redis.call('HSETNX', rk, 'f', ARGV[9])
+redis.call('HSET', rk, 'o', ARGV[8], 't', ARGV[10], 'nt', int(nt), 'l', int(NOW), 'e', ARGV[11])
+redis.call('ZADD', P .. 'rdefer', int(nt), h)
+stat('robotsDeferred', 1)
+if redis.call('EXISTS', hkh) == 1 then sync_ready(h, hkh) end
+if host then return 'ok' end
+return 'expired'
