@@ -69,7 +69,7 @@ const cluster = join(out, "cluster.yaml");
 writeFileSync(cluster, JSON.stringify({
   name: "demo", seeds: "seeds.txt", outRoot: "nodes",
   defaults: {
-    exitWhenDone: true, allowPrivate: true, caFile: ports.ca, delayMs: Number(v.delay), maxCrawlDelayMs: 500,
+    exitWhenDone: true, allowPrivate: true, caFile: ports.ca, delayMs: Number(v.delay), maxCrawlDelayMs: 500, maxDeferWaitMs: 10000,
     connectTo: [`:80:127.0.0.1:${ports.http}`, `:443:127.0.0.1:${ports.https}`],
     fetchers: 1, parsers: 1, expectedUrls: 1_000_000, progress: "off",
     ...(v["max-pages"] ? { maxPages: Number(v["max-pages"]) } : {}),
@@ -146,7 +146,7 @@ if (rounds.code !== 0) {
 
 console.log("== verifying politeness and coverage over the union of the nodes' requests, from simweb's own log");
 const simLog = join(state, "simweb-requests.jsonl");
-const verifyArgs = [SIMWEB, "verify", "--log", simLog, ...cfgFlags, "--min-gap-ms", v.delay, "--max-concurrency", "1", "--user-agent", UA];
+const verifyArgs = [SIMWEB, "verify", "--log", simLog, ...cfgFlags, "--min-gap-ms", v.delay, "--max-concurrency", "1", "--user-agent", UA, "--max-crawl-delay", "500"];
 if (!v["max-pages"]) verifyArgs.push("--seeds", seedsFile, "--scope", "domains");
 const verify = await run(process.execPath, verifyArgs, { capture: true });
 const report = JSON.parse(verify.out);

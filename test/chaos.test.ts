@@ -46,7 +46,7 @@ describe(`chaos: ${KILLS} kills, seed ${SEED}`, () => {
       log: process.env.CHAOS_VERBOSE ? (m) => console.log(m) : undefined,
     });
     await sim.stop();
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: 20, maxConcurrency: 1, seedsFile, scope: "domains" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: 20, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200 });
     counters = (JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { stats: { counters: Record<string, number> } }).stats.counters;
   }, Math.max(1_200_000, KILLS * 20_000));
 

@@ -89,7 +89,7 @@ describe("a killed fetcher's leases return at once", () => {
       run = await crawl.done;
     }
     await sim.stop();
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: 20, maxConcurrency: 1, seedsFile, scope: "domains" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: 20, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200 });
     counters = (JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { stats: { counters: Record<string, number> } }).stats.counters;
   }, 240_000);
 

@@ -68,7 +68,7 @@ describe("spool files lost in a crash", () => {
     }
     second = await runCrawl(args);
     await sim.stop();
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200 });
   }, 300_000);
 
   afterAll(async () => {

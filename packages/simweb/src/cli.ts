@@ -15,6 +15,7 @@ const USAGE = `usage:
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
   simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--user-agent UA] [--seeds FILE --scope S]
+                  [--max-crawl-delay MS]  (expected/verify: hosts asking a longer Crawl-delay are skipped)
 config flags: [--preset default|polite|hostile|tiny] [--config file.json] [--seed N] [--hosts N] [--page-cap N]
 `;
 
@@ -24,6 +25,7 @@ const options = {
   log: { type: "string" }, "ca-dir": { type: "string" }, "time-scale": { type: "string" }, count: { type: "string" },
   seeds: { type: "string" }, scope: { type: "string" }, "user-agent": { type: "string" }, "max-pages": { type: "string" },
   "min-gap-ms": { type: "string" }, "max-concurrency": { type: "string" }, help: { type: "boolean" },
+  "max-crawl-delay": { type: "string" },
 } as const;
 
 class UsageError extends Error {}
@@ -106,7 +108,8 @@ async function main(argv: string[]): Promise<number> {
     case "expected": {
       if (!v.seeds) throw new UsageError("expected needs --seeds FILE");
       const world = new World(config);
-      const res = world.expected({ seeds: readSeeds(v.seeds), scope: scopeOf(v.scope), userAgent: v["user-agent"] ?? "shardcrawl", maxPages: int(v["max-pages"], "max-pages", 1) });
+      const res = world.expected({ seeds: readSeeds(v.seeds), scope: scopeOf(v.scope), userAgent: v["user-agent"] ?? "shardcrawl", maxPages: int(v["max-pages"], "max-pages", 1),
+        ...(v["max-crawl-delay"] !== undefined ? { maxCrawlDelayMs: int(v["max-crawl-delay"], "max-crawl-delay") } : {}) });
       const out = [...res.urls];
       process.stdout.write(out.length ? out.join("\n") + "\n" : "");
       process.stderr.write(`${JSON.stringify({ urls: res.urls.size, disallowed: res.disallowed, trapsExcluded: res.trapsExcluded, unserved: res.unserved, outOfScope: res.outOfScope, truncated: res.truncated })}\n`);
@@ -123,6 +126,7 @@ async function main(argv: string[]): Promise<number> {
         seeds: v.seeds ? readSeeds(v.seeds) : undefined,
         scope: v.seeds ? scopeOf(v.scope) : undefined,
         maxPages: int(v["max-pages"], "max-pages", 1),
+        ...(v["max-crawl-delay"] !== undefined ? { maxCrawlDelayMs: int(v["max-crawl-delay"], "max-crawl-delay") } : {}),
       });
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return report.ok ? 0 : 1;

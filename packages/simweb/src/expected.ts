@@ -12,6 +12,8 @@ export interface ExpectedOptions {
   userAgent: string;
   /** Only false is supported: nofollow links are never followed. */
   followNofollow?: false;
+  /** A crawler skips hosts whose robots.txt asks for a Crawl-delay above this (ms); default: none skipped. */
+  maxCrawlDelayMs?: number;
   /** Stop after this many URLs (default 2,000,000); `truncated` tells when it happened. */
   maxPages?: number;
 }
@@ -27,6 +29,8 @@ export interface ExpectedResult {
   unserved: number;
   /** Distinct URLs left out because they are out of scope. */
   outOfScope: number;
+  /** URLs left out because their host asks for a Crawl-delay above maxCrawlDelayMs. */
+  crawlDelayTooLong: number;
   /** True when maxPages stopped the walk. */
   truncated: boolean;
 }
@@ -36,7 +40,7 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
   const seedHosts = new Set<string>();
   const seedDomains = new Set<string>();
   const urls = new Set<string>();
-  const res: ExpectedResult = { urls, disallowed: 0, trapsExcluded: 0, unserved: 0, outOfScope: 0, truncated: false };
+  const res: ExpectedResult = { urls, disallowed: 0, trapsExcluded: 0, unserved: 0, outOfScope: 0, crawlDelayTooLong: 0, truncated: false };
   const queue: string[] = [];
   // Every URL ever queued: each is examined once, so the queue never holds duplicates.
   const seen = new Set<string>();
@@ -75,6 +79,10 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
     const h = loc.host;
     if (!inScope(h)) {
       res.outOfScope++;
+      continue;
+    }
+    if (opts.maxCrawlDelayMs !== undefined && (world.robots.crawlDelayMs(h, opts.userAgent) ?? 0) > opts.maxCrawlDelayMs) {
+      res.crawlDelayTooLong++;
       continue;
     }
     if (!world.robots.allows(h, loc.path, opts.userAgent)) {

@@ -10,6 +10,7 @@ import { RobotsFaults } from "./robots-faults.js";
 /** The part of robots-parser we use (CommonJS; its typings do not type the default export under NodeNext). */
 interface Robot {
   isAllowed(url: string, ua?: string): boolean | undefined;
+  getCrawlDelay(ua?: string): number | undefined;
 }
 const robotsParser = createRequire(import.meta.url)("robots-parser") as (url: string, contents: string) => Robot;
 
@@ -55,19 +56,36 @@ export class RobotsBook {
     return h.info.robots === "server-error" || h.info.robots === "unreachable";
   }
 
+  /**
+   * The Crawl-delay (ms) the host's robots.txt asks of this agent, or undefined: a crawler that
+   * honours Crawl-delay only up to a maximum skips hosts asking for more (expected.ts).
+   */
+  crawlDelayMs(h: HostModel, userAgent: string): number | undefined {
+    if (this.disallowsAll(h)) return undefined;
+    const forced = this.faults.crawlDelayOf(h.info.index);
+    if (forced !== undefined) return forced * 1000;
+    if (h.info.robots === "absent") return undefined;
+    const d = this.parser(h).getCrawlDelay(userAgent);
+    return typeof d === "number" && Number.isFinite(d) && d >= 0 ? Math.round(d * 1000) : undefined;
+  }
+
+  private parser(h: HostModel): Robot {
+    // The padding of a "large" file is inert by construction (its paths are never generated, and
+    // a test checks verdicts with and without it): parse only the rules, or every verdict would
+    // scan ~20,000 rules.
+    let p = this.parsers.get(h.info.index);
+    if (!p) {
+      p = robotsParser(`${this.world.origin(h)}/robots.txt`, this.core(h) ?? "");
+      this.parsers.set(h.info.index, p);
+    }
+    return p;
+  }
+
   /** Whether the user agent may fetch this path (+query) on the host. */
   allows(h: HostModel, path: string, userAgent: string): boolean {
     if (this.disallowsAll(h)) return false;
     if (h.info.robots === "absent") return true;
-    let p = this.parsers.get(h.info.index);
-    if (!p) {
-      // The padding of a "large" file is inert by construction (its paths are never generated, and
-      // a test checks verdicts with and without it): parse only the rules, or every verdict would
-      // scan ~20,000 rules.
-      p = robotsParser(`${this.world.origin(h)}/robots.txt`, this.core(h) ?? "");
-      this.parsers.set(h.info.index, p);
-    }
-    return p.isAllowed(`${this.world.origin(h)}${path}`, userAgent) !== false;
+    return this.parser(h).isAllowed(`${this.world.origin(h)}${path}`, userAgent) !== false;
   }
 
   private generate(h: HostModel): string {

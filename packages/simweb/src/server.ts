@@ -325,7 +325,7 @@ export class SimwebApp {
       case "robots-moved": {
         const kind = h.info.robots;
         if (resource.kind === "robots" && kind === "redirect") return this.send(res, entry, 301, { location: `${w.origin(h)}/meta/robots.txt` }, Buffer.from("moved\n"), method);
-        if (kind === "absent") return this.notFound(res, entry, method);
+        if (kind === "absent" && w.robots.text(h) === null) return this.notFound(res, entry, method);
         if (kind === "server-error") return this.send(res, entry, [500, 503, 502][h.seed % 3] as number, { "content-type": "text/html" }, Buffer.from("<h1>error</h1>\n"), method);
         return this.send(res, entry, 200, { "content-type": "text/plain; charset=utf-8" }, Buffer.from(w.robots.text(h) ?? "", "utf8"), method);
       }

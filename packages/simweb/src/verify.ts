@@ -16,6 +16,8 @@ export interface VerifyOptions {
   seeds?: string[];
   scope?: Scope;
   maxExamples?: number;
+  /** The crawler's --max-crawl-delay: hosts asking for more are not expected to be crawled. */
+  maxCrawlDelayMs?: number;
   /** Cap for the expected-set walk. */
   maxPages?: number;
 }
@@ -141,7 +143,8 @@ export async function verifyLog(world: World, opts: VerifyOptions): Promise<Veri
 
   if (opts.seeds) {
     const scope = opts.scope ?? "domains";
-    const exp = world.expected({ seeds: opts.seeds, scope, userAgent: opts.userAgent ?? "shardcrawl", maxPages: opts.maxPages });
+    const exp = world.expected({ seeds: opts.seeds, scope, userAgent: opts.userAgent ?? "shardcrawl", maxPages: opts.maxPages,
+      ...(opts.maxCrawlDelayMs !== undefined ? { maxCrawlDelayMs: opts.maxCrawlDelayMs } : {}) });
     const missing: Finding<string> = { count: 0, examples: [] };
     const unexpected: Finding<string> = { count: 0, examples: [] };
     let fetched = 0;

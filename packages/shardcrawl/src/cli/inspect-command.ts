@@ -56,6 +56,12 @@ export function formatHostReport(r: HostReport, now = Date.now()): string {
       `page budget ${r.budget.budget === null ? "none" : `${r.budget.admitted} of ${r.budget.budget} URLs admitted`}`,
     `robots.txt ${r.robots.origin}: ${r.robots.cached ? `${r.robots.kind}, fetched ${r.robots.fetchedAt}, expires in ${formatDuration(r.robots.expiresInMs ?? 0)}` : "not cached"}`,
   ];
+  const o = r.robots.outage;
+  if (o) {
+    out.push(`  robots.txt OUTAGE since ${iso(o.firstFailureAt)}: ${o.tries} failed tries, last ${iso(o.lastTryAt)} (${o.lastError}); ` +
+      `next try ${iso(o.nextTryAt)} (${o.nextTryAt <= now ? "due now" : `in ${formatDuration(o.nextTryAt - now)}`})` +
+      `${o.waiting ? "; the host's URLs wait queued until then" : "; crawling on the last cached copy"}`);
+  }
   if (r.robots.group) {
     out.push(`  rules for ${r.robots.userAgentToken} (group ${r.robots.group.matched}):${r.robots.group.rules.length ? "" : " none"}`);
     for (const rule of r.robots.group.rules) out.push(`    ${rule}`);

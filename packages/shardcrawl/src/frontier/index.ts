@@ -8,7 +8,7 @@ export { ParseQueue, MAX_BLOCK_MS } from "./parse-queue.js";
 export type { AckResult, TakenPage } from "./parse-queue.js";
 export { RobotsCache, MAX_ROBOTS_BODY_CHARS } from "./robots-cache.js";
 export type { RobotsCacheEntry, RobotsVerdict } from "./robots-cache.js";
-export { RobotsOutages, DEFERRED_LIST_MAX } from "./robots-outages.js";
+export { RobotsOutages, DEFERRED_LIST_MAX, parseOutage } from "./robots-outages.js";
 export type { DeferredHost } from "./robots-outages.js";
 export { BloomHasher, bloomParamsFor, BLOOM_SCHEME, DEFAULT_BLOOM_SEED, DEFAULT_SEGMENT_BITS } from "./bloom.js";
 export type { BloomParams, BloomSizing } from "./bloom.js";

@@ -41,6 +41,15 @@ export class RobotsCache {
     return v && v.entry.kind !== "disallow-all" ? v.entry : undefined;
   }
 
+  /** Milliseconds the entry stays fresh (get() returns it), or null when there is none. */
+  async freshForMs(origin: string, now: number = Date.now()): Promise<number | null> {
+    const v = await this.read(origin);
+    if (!v) return null;
+    if (v.fresh !== undefined) return v.fresh > now ? v.fresh - now : null;
+    const pttl = await this.redis.pttl(this.keys.robots(origin));
+    return pttl >= 0 ? pttl : null;
+  }
+
   private async read(origin: string): Promise<{ entry: RobotsCacheEntry; fresh?: number } | undefined> {
     const raw = await this.redis.get(this.keys.robots(origin));
     if (raw === null) return undefined;

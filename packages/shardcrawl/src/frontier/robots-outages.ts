@@ -117,7 +117,7 @@ export class RobotsOutages {
   }
 }
 
-function parseOutage(h: Record<string, string> | undefined): OutageState | undefined {
+export function parseOutage(h: Record<string, string> | undefined): OutageState | undefined {
   if (!h || h.o === undefined) return undefined;
   const num = (v: string | undefined) => (v === undefined || !Number.isFinite(Number(v)) ? undefined : Number(v));
   const first = num(h.f);

@@ -24,8 +24,8 @@ export class DeferredEndWatch {
 
   /**
    * True when the crawl should end now: nothing leased or being parsed, every queued URL belongs
-   * to a waiting host, and that has lasted maxWaitMs -- or no waiting host's next try comes
-   * before the wait would end anyway.
+   * to a waiting host, no host's try is due, and that has lasted maxWaitMs -- or no waiting
+   * host's next try comes before the wait would end anyway.
    */
   async shouldEnd(s: NodeStats, now: number): Promise<boolean> {
     const mark = s.fetched + s.failed + s.parsed;
@@ -44,8 +44,10 @@ export class DeferredEndWatch {
       return false;
     }
     this.since ??= now;
-    if (now - this.since >= this.maxWaitMs) return true;
     const next = await this.outages.earliestNextTry();
+    // A try that is due (e.g. hosts a new run woke) is waited for: a fetcher is about to make it.
+    if (next !== undefined && next <= now) return false;
+    if (now - this.since >= this.maxWaitMs) return true;
     return next !== undefined && next > this.since + this.maxWaitMs;
   }
 

@@ -198,7 +198,7 @@ export class FrontierReader {
   async robots(origin: string): Promise<{ entry: RobotsCacheEntry; ttlMs: number } | null> {
     const entry = await new RobotsCache(this.redis, this.keys).get(origin);
     if (!entry) return null;
-    return { entry, ttlMs: await this.redis.pttl(this.keys.robots(origin)) };
+    return { entry, ttlMs: (await new RobotsCache(this.redis, this.keys).freshForMs(origin)) ?? 0 };
   }
 
   /** The scope stored by the node at start (node/open-frontier.ts saveScope), evaluated for one host. */

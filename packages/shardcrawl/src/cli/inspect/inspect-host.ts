@@ -8,6 +8,8 @@ import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfHost } from "./page-log-scan.js";
 import { robotsGroupFor } from "./robots-group.js";
 import { ShardRouter } from "../../shard/shard-spec.js";
+import { parseOutage } from "../../frontier/robots-outages.js";
+import type { OutageState } from "../../fetch/robots-outage.js";
 
 const BACKOFF_BASE_MS = 100; // lib.lua: a zero delay under rate back-off still gets gaps
 
@@ -51,6 +53,8 @@ export interface HostReport {
     userAgentToken: string;
     /** The group chosen for our user agent and its lines. */
     group?: { matched: string; rules: string[] };
+    /** A robots.txt outage the host is waiting out (its URLs stay queued), with the next try. */
+    outage?: OutageState & { waiting: boolean };
   };
   recent: PageLogLine[];
   shed: ShedEntry[];
@@ -95,6 +99,8 @@ export async function inspectHost(target: NodeTarget, rawHost: string, limits: I
     robots.expiresInMs = cached.ttlMs;
     if (cached.entry.kind === "rules") robots.group = robotsGroupFor(cached.entry.body, token);
   }
+  const outage = parseOutage(await reader.redis.hgetall(reader.keys.robotsOutage(host)));
+  if (outage) robots.outage = { ...outage, waiting: (await reader.redis.zscore(reader.keys.robotsDeferred, host)) !== null };
   const scan = target.out ? pageLogLinesOfHost(target.out, host, { limit: limits.recent, maxBytes: limits.scanBytes }) : { lines: [], scannedBytes: 0, complete: false };
   const owner = config.shard ? new ShardRouter(config.shard).ownerOfHost(host) : target.node;
   return {
