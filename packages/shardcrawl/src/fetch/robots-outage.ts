@@ -69,8 +69,8 @@ export function classifyRobotsFailure(errorClass: FetchErrorClass, detail: strin
       // getaddrinfo says ENOTFOUND for NXDOMAIN (and NODATA); EAI_AGAIN, SERVFAIL, timeouts heal.
       return /^(?:ENOTFOUND|ENODATA|NXDOMAIN|NOTFOUND)\b/.test(detail) ? "nxdomain" : "transient";
     case "tls":
-      if (detail.startsWith("during TLS handshake") && !CERT_CODE.test(detail.replace(/^during TLS handshake: /, ""))) return "transient";
-      return CERT_CODE.test(detail) ? "permanent" : "transient";
+      // A certificate that fails verification stays bad; a handshake cut short (reset, timeout) heals.
+      return CERT_CODE.test(detail.replace(/^during TLS handshake: /, "")) ? "permanent" : "transient";
     case "ssrf-blocked":
       return "permanent";
     default:
