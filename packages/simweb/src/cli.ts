@@ -14,7 +14,7 @@ const USAGE = `usage:
   simweb serve    [config flags] [--bind 127.0.0.1] [--port N] [--https-port N] [--log FILE] [--ca-dir DIR] [--time-scale X]
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
-  simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--user-agent UA] [--seeds FILE --scope S]
+  simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--politeness-key host|domain] [--user-agent UA] [--seeds FILE --scope S]
 config flags: [--preset default|polite|hostile|tiny] [--config file.json] [--seed N] [--hosts N] [--page-cap N]
 `;
 
@@ -24,9 +24,15 @@ const options = {
   log: { type: "string" }, "ca-dir": { type: "string" }, "time-scale": { type: "string" }, count: { type: "string" },
   seeds: { type: "string" }, scope: { type: "string" }, "user-agent": { type: "string" }, "max-pages": { type: "string" },
   "min-gap-ms": { type: "string" }, "max-concurrency": { type: "string" }, help: { type: "boolean" },
+  "politeness-key": { type: "string" },
 } as const;
 
 class UsageError extends Error {}
+
+function politenessKeyFlag(v: string | undefined): "host" | "domain" {
+  if (v === undefined || v === "host" || v === "domain") return v ?? "host";
+  throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v)}`);
+}
 
 function int(v: string | undefined, name: string, min = 0): number | undefined {
   if (v === undefined) return undefined;
@@ -123,6 +129,7 @@ async function main(argv: string[]): Promise<number> {
         seeds: v.seeds ? readSeeds(v.seeds) : undefined,
         scope: v.seeds ? scopeOf(v.scope) : undefined,
         maxPages: int(v["max-pages"], "max-pages", 1),
+        politenessKey: politenessKeyFlag(v["politeness-key"]),
       });
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return report.ok ? 0 : 1;

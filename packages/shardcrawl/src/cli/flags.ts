@@ -14,6 +14,8 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --max-pages <n>             stop after n pages have been fetched
   --delay <ms>                minimum gap between two requests to one host (default 1000)
   --host-concurrency <n>      requests in flight per host (default 1)
+  --politeness-key <host|domain>  one delay clock and in-flight limit per registrable domain across
+                              its hosts (default domain), or per host
   --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 60000)
   --user-agent <string>       sent on every request; its product token selects the robots.txt group
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
@@ -91,6 +93,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "max-pages": { type: "string" },
         delay: { type: "string" },
         "host-concurrency": { type: "string" },
+        "politeness-key": { type: "string" },
         "max-crawl-delay": { type: "string" },
         "user-agent": { type: "string" },
         "connect-to": { type: "string", multiple: true },
@@ -155,6 +158,10 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (maxPages !== undefined) c.maxPages = maxPages;
   c.delayMs = int("delay", v.delay) ?? c.delayMs;
   c.hostConcurrency = int("host-concurrency", v["host-concurrency"]) ?? c.hostConcurrency;
+  if (v["politeness-key"] !== undefined) {
+    if (v["politeness-key"] !== "host" && v["politeness-key"] !== "domain") throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v["politeness-key"])}`);
+    c.politenessKey = v["politeness-key"];
+  }
   c.maxCrawlDelayMs = int("max-crawl-delay", v["max-crawl-delay"]) ?? c.maxCrawlDelayMs;
   if (v["user-agent"] !== undefined) c.userAgent = v["user-agent"];
   c.connectTo = v["connect-to"] ?? [];

@@ -17,6 +17,7 @@ import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
 import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
+import { politenessDomains } from "./politeness-key.js";
 
 export interface FrontierOptions {
   /** Key prefix of this crawl (default "sc:"). */
@@ -43,7 +44,14 @@ export interface FrontierOptions {
   flow?: Partial<FlowSettings>;
   /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
   urlFilters?: readonly string[];
+  /**
+   * What shares one politeness clock and in-flight limit: each "host", or each registrable
+   * "domain" across all its hosts (default "domain"; lib.lua domain_fill).
+   */
+  politenessKey?: PolitenessKey;
 }
+
+export type PolitenessKey = "host" | "domain";
 
 /** Flow-control settings the Lua scripts read from P flowcfg (see lib.lua feedback and add_links). */
 export interface FlowSettings {
@@ -150,7 +158,10 @@ export interface HostState {
   host: string;
   origin?: string;
   inFlight: number;
+  /** Next allowed start: the host's, or its domain's under domain politeness. */
   nextAt: number;
+  /** Registrable domain whose clock the host shares (domain politeness), if any. */
+  politenessDomain?: string;
   delayMs?: number;
   concurrency?: number;
   queued: number;
@@ -245,6 +256,7 @@ export class Frontier {
   private readonly scripts: Scripts;
   private readonly delayMs: number;
   private readonly hostConcurrency: number;
+  private readonly politenessKey: PolitenessKey;
   private readonly leaseTtlMs: number;
   private readonly maxPages: number;
   private readonly parseQueueMax: number;
@@ -259,6 +271,8 @@ export class Frontier {
     this.hasher = new BloomHasher(bloom);
     this.delayMs = Math.round(nonNegative("delayMs", opts.delayMs ?? 1000));
     this.hostConcurrency = positiveInt("hostConcurrency", opts.hostConcurrency ?? 1);
+    this.politenessKey = opts.politenessKey ?? "domain";
+    if (this.politenessKey !== "host" && this.politenessKey !== "domain") throw new RangeError(`frontier: politenessKey must be host or domain, got ${String(this.politenessKey)}`);
     this.leaseTtlMs = positiveInt("leaseTtlMs", opts.leaseTtlMs ?? 120_000);
     this.maxPages = opts.maxPages === undefined ? 0 : positiveInt("maxPages", opts.maxPages);
     this.parseQueueMax = positiveInt("parseQueueMax", opts.parseQueueMax ?? 256);
@@ -297,6 +311,7 @@ export class Frontier {
     await this.redis.hset(this.keys.flowCfg, {
       floor: fl.aimdFloor, ai: fl.aimdIncrease, md: fl.aimdDecrease, lat: fl.aimdLatencyFactor, latmin: fl.aimdLatencyMinMs,
       probe: fl.aimdProbeMs, mcap: fl.aimdMaxDelayMultiplier, hbud: fl.hostPageBudget, shed: fl.shedMode, gmax: fl.globalConcurrency,
+      pk: this.politenessKey,
     });
   }
 
@@ -318,7 +333,9 @@ export class Frontier {
       result.invalid += packed.invalid;
       result.filtered += await this.countFiltered(packed.filtered);
       if (packed.count === 0) continue;
-      const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
+      const args = [...this.common(now), opts.kind ?? "discovered", ...packed.args];
+      if (this.politenessKey === "domain") args.push(politenessDomains(links, i, MAX_LINKS_PER_CALL));
+      const r = (await this.scripts.run("add_links", args)) as unknown[];
       result.added += toInt(r[0]);
       result.seen += toInt(r[1]);
       result.dropped += toInt(r[2]);
@@ -507,6 +524,12 @@ export class Frontier {
   async hostState(host: string): Promise<HostState | undefined> {
     const h = await this.redis.hgetall(this.keys.host(host));
     if (Object.keys(h).length === 0) return undefined;
+    // Domain politeness: the clock and limits live in the domain's hash (lib.lua domain_fill).
+    if (h.k !== undefined && this.politenessKey === "domain") {
+      const [n, c] = await this.redis.hmget(this.keys.politenessDomain(h.k), "n", "c");
+      if (n != null) h.n = n; else delete h.n;
+      if (c != null) h.c = c; else delete h.c;
+    }
     const errorsByClass: Record<string, number> = {};
     for (const [k, v] of Object.entries(h)) if (k.startsWith("e:")) errorsByClass[k.slice(2)] = toInt(v);
     return {
@@ -514,6 +537,7 @@ export class Frontier {
       origin: h.o,
       inFlight: toInt(h.f),
       nextAt: toInt(h.n),
+      ...(h.k !== undefined ? { politenessDomain: h.k } : {}),
       delayMs: h.d === undefined ? undefined : toInt(h.d),
       concurrency: h.c === undefined ? undefined : toInt(h.c),
       queued: toInt(h.q),

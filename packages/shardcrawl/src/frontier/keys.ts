@@ -35,7 +35,8 @@
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
 //   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
-//   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
+//   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease);
+//                              pk = "host" | "domain" (politeness key)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), disk (output
 //                              disk full: message; no leasing until cleared), ondisk
@@ -55,7 +56,18 @@
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
+//   P d:<domain>        hash   domain politeness (flowcfg pk = "domain"; a host's field k names its
+//                              registrable domain): the clock and limits its hosts share: n next allowed
+//                              start, f requests in flight, c concurrency override, a/m/t/w/b flow control
+//                              (as a host's), r the one host of the domain now in P ready, s arrival counter
+//   P dw:<domain>       zset   the domain's other hosts with queued URLs, waiting their turn (score: arrival)
+//   (host field k: the host's politeness domain, set by add_links.lua in domain mode)
+//   P excl              hash   the site owners' opt-out list (frontier/exclusions.ts): pattern (a lower-case
+//                              host name: that host and all under it; or a normalized http(s) URL prefix)
+//                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.
+//   P exclv             string version of P excl, incremented on every change (processes poll it)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
+//                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
@@ -95,4 +107,8 @@ export class FrontierKeys {
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
+  get exclusions(): string { return `${this.prefix}excl`; }
+  get exclusionsVersion(): string { return `${this.prefix}exclv`; }
+  politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }
+  domainWaiting(domain: string): string { return `${this.prefix}dw:${domain}`; }
 }

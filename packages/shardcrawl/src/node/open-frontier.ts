@@ -259,6 +259,7 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     bloom: { expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate },
     delayMs: config.delayMs,
     hostConcurrency: config.hostConcurrency,
+    politenessKey: config.politenessKey,
     leaseTtlMs: config.leaseTtlMs,
     maxPages: config.maxPages,
     parseQueueMax: config.parseQueueMax,
