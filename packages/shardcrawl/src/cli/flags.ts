@@ -16,6 +16,8 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --host-concurrency <n>      requests in flight per host (default 1)
   --politeness-key <host|domain>  one delay clock and in-flight limit per registrable domain across
                               its hosts (default domain), or per host
+  --exclude-file <file>       the site owners' opt-out list loaded at start: "<domain|host|url-prefix> [reason]"
+                              per line (see "shardcrawl exclude"; kept in the node's Redis)
   --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 60000)
   --user-agent <string>       sent on every request; its product token selects the robots.txt group
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
@@ -94,6 +96,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         delay: { type: "string" },
         "host-concurrency": { type: "string" },
         "politeness-key": { type: "string" },
+        "exclude-file": { type: "string" },
         "max-crawl-delay": { type: "string" },
         "user-agent": { type: "string" },
         "connect-to": { type: "string", multiple: true },
@@ -158,6 +161,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (maxPages !== undefined) c.maxPages = maxPages;
   c.delayMs = int("delay", v.delay) ?? c.delayMs;
   c.hostConcurrency = int("host-concurrency", v["host-concurrency"]) ?? c.hostConcurrency;
+  if (v["exclude-file"] !== undefined) c.excludeFile = v["exclude-file"];
   if (v["politeness-key"] !== undefined) {
     if (v["politeness-key"] !== "host" && v["politeness-key"] !== "domain") throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v["politeness-key"])}`);
     c.politenessKey = v["politeness-key"];

@@ -18,6 +18,8 @@ import { RobotsCache } from "./robots-cache.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
 import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 import { politenessDomains } from "./politeness-key.js";
+import { ExclusionList, type Exclusion } from "./exclusions.js";
+import { purgeExcluded } from "./exclusion-purge.js";
 
 export interface FrontierOptions {
   /** Key prefix of this crawl (default "sc:"). */
@@ -134,6 +136,8 @@ export interface AddLinksResult {
   invalid: number;
   /** Refused by the URL filter chain (counted as stats "filtered:<reason>"). */
   filtered: number;
+  /** Refused by the site owners' opt-out list (stats "excluded:refused"). */
+  excluded?: number;
 }
 
 export interface RequeueOptions {
@@ -257,6 +261,8 @@ export class Frontier {
   private readonly delayMs: number;
   private readonly hostConcurrency: number;
   private readonly politenessKey: PolitenessKey;
+  /** The site owners' opt-out list (P excl), cached and re-read when it changes. */
+  readonly exclusions: ExclusionList;
   private readonly leaseTtlMs: number;
   private readonly maxPages: number;
   private readonly parseQueueMax: number;
@@ -267,6 +273,7 @@ export class Frontier {
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
     this.keys = keys;
+    this.exclusions = new ExclusionList(redis, keys);
     this.scripts = scripts;
     this.hasher = new BloomHasher(bloom);
     this.delayMs = Math.round(nonNegative("delayMs", opts.delayMs ?? 1000));
@@ -328,6 +335,16 @@ export class Frontier {
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
     const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
+    // The site owners' opt-out list refuses links, redirects, seeds and inbox URLs alike (all come here).
+    const excluded = await this.exclusions.current();
+    if (excluded.size > 0) {
+      const kept = links.filter((l) => excluded.match(l.url, l.host) === undefined);
+      if (kept.length < links.length) {
+        result.excluded = links.length - kept.length;
+        await this.redis.hincrby(this.keys.stats, "excluded:refused", result.excluded);
+        links = kept;
+      }
+    }
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
       const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);
       result.invalid += packed.invalid;
@@ -341,6 +358,15 @@ export class Frontier {
       result.dropped += toInt(r[2]);
     }
     return result;
+  }
+
+  /**
+   * Removes the queued URLs an exclusion covers, on every host it names (a host pattern: the host
+   * and all hosts under it, found by a SCAN of the host hashes; a URL prefix: its host only).
+   * Counted in stats "excluded". Returns how many were removed.
+   */
+  async purgeExcluded(e: Exclusion, now: number = Date.now()): Promise<number> {
+    return purgeExcluded(this.redis, this.keys, this.scripts, this.common(now), e);
   }
 
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */

@@ -66,6 +66,7 @@
 //                              host name: that host and all under it; or a normalized http(s) URL prefix)
 //                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.
 //   P exclv             string version of P excl, incremented on every change (processes poll it)
+//   P tmp:excl          list   scratch list of exclude_purge.lua (rebuilds a queue without the excluded URLs)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)

@@ -36,6 +36,7 @@ const SCRIPT_FILES = {
   add_revisits: true,
   complete_revisit: true,
   refetch_page: true,
+  exclude_purge: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

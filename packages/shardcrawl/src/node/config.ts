@@ -35,6 +35,8 @@ export interface NodeConfig {
    * each "host", or each registrable "domain" across all its hosts (default).
    */
   politenessKey: "host" | "domain";
+  /** The site owners' opt-out list loaded at start ("" = none; node/exclude-file.ts). */
+  excludeFile: string;
   userAgent: string;
   connectTo: string[];
   resolve: string[];
@@ -164,6 +166,7 @@ export function defaultConfig(): NodeConfig {
     maxCrawlDelayMs: 60_000,
     hostConcurrency: 1,
     politenessKey: "domain",
+    excludeFile: "",
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],

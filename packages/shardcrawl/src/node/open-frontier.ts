@@ -216,7 +216,7 @@ export class NodeFrontier {
       fetched: c.fetched ?? 0,
       parsed: c.parsed ?? 0,
       failed: c.failed ?? 0,
-      errors: (c.failed ?? 0) - (c["err:robots-disallowed"] ?? 0) - (c["err:robots-unavailable"] ?? 0),
+      errors: (c.failed ?? 0) - (c["err:robots-disallowed"] ?? 0) - (c["err:robots-unavailable"] ?? 0) - (c["err:excluded"] ?? 0),
       robotsDisallowed: (c["err:robots-disallowed"] ?? 0) + (c["err:robots-unavailable"] ?? 0),
       discovered: c.discovered ?? 0,
       outOfScope: c.outOfScope ?? 0,

@@ -59,6 +59,7 @@ export type FetchErrorClass =
   | "ssrf-blocked"
   | "robots-disallowed"
   | "robots-unavailable"
+  | "excluded"
   | "redirect-limit"
   | "redirect-invalid"
   | "decode-bomb"
