@@ -105,10 +105,11 @@ export interface VerifyReport {
 }
 
 /** `simweb verify` on a request log; returns its JSON report (exit 1 means violations, still a report). */
-export function verifyLog(configArgs: string[], logFile: string, opts: { minGapMs: number; maxConcurrency: number; seedsFile?: string; scope?: string; maxCrawlDelayMs?: number }): VerifyReport {
+export function verifyLog(configArgs: string[], logFile: string, opts: { minGapMs: number; maxConcurrency: number; seedsFile?: string; scope?: string; maxCrawlDelayMs?: number; politenessKey?: "host" | "domain" }): VerifyReport {
   const args = [SIMWEB, "verify", "--log", logFile, ...configArgs, "--min-gap-ms", String(opts.minGapMs), "--max-concurrency", String(opts.maxConcurrency), "--user-agent", TEST_UA];
   // Hosts asking a longer Crawl-delay than the crawl's --max-crawl-delay are skipped, not expected.
   if (opts.maxCrawlDelayMs !== undefined) args.push("--max-crawl-delay", String(opts.maxCrawlDelayMs));
+  if (opts.politenessKey) args.push("--politeness-key", opts.politenessKey);
   if (opts.seedsFile) args.push("--seeds", opts.seedsFile, "--scope", opts.scope ?? "domains");
   const r = spawnSync(process.execPath, args, { encoding: "utf8", maxBuffer: 256 * 1024 * 1024 });
   if (r.status !== 0 && r.status !== 1) throw new Error(`simweb verify failed (${r.status}): ${r.stderr}`);

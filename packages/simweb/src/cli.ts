@@ -14,7 +14,7 @@ const USAGE = `usage:
   simweb serve    [config flags] [--bind 127.0.0.1] [--port N] [--https-port N] [--log FILE] [--ca-dir DIR] [--time-scale X]
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
-  simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--user-agent UA] [--seeds FILE --scope S]
+  simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--politeness-key host|domain] [--user-agent UA] [--seeds FILE --scope S]
                   [--max-crawl-delay MS]  (expected/verify: hosts asking a longer Crawl-delay are skipped)
 config flags: [--preset default|polite|hostile|tiny] [--config file.json] [--seed N] [--hosts N] [--page-cap N]
 `;
@@ -26,9 +26,15 @@ const options = {
   seeds: { type: "string" }, scope: { type: "string" }, "user-agent": { type: "string" }, "max-pages": { type: "string" },
   "min-gap-ms": { type: "string" }, "max-concurrency": { type: "string" }, help: { type: "boolean" },
   "max-crawl-delay": { type: "string" },
+  "politeness-key": { type: "string" },
 } as const;
 
 class UsageError extends Error {}
+
+function politenessKeyFlag(v: string | undefined): "host" | "domain" {
+  if (v === undefined || v === "host" || v === "domain") return v ?? "host";
+  throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v)}`);
+}
 
 function int(v: string | undefined, name: string, min = 0): number | undefined {
   if (v === undefined) return undefined;
@@ -127,6 +133,7 @@ async function main(argv: string[]): Promise<number> {
         scope: v.seeds ? scopeOf(v.scope) : undefined,
         maxPages: int(v["max-pages"], "max-pages", 1),
         ...(v["max-crawl-delay"] !== undefined ? { maxCrawlDelayMs: int(v["max-crawl-delay"], "max-crawl-delay") } : {}),
+        politenessKey: politenessKeyFlag(v["politeness-key"]),
       });
       process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
       return report.ok ? 0 : 1;

@@ -20,6 +20,19 @@ export interface VerifyOptions {
   maxCrawlDelayMs?: number;
   /** Cap for the expected-set walk. */
   maxPages?: number;
+  /**
+   * What the gap and concurrency rules apply to: each host (default), or each registrable domain
+   * across its hosts (the crawler's --politeness-key domain).
+   */
+  politenessKey?: "host" | "domain";
+}
+
+/** The politeness key of a logged host: itself, or its registrable domain (simweb's d<N>.test, else the last two labels). */
+export function politenessKeyOf(world: World, host: string, key: "host" | "domain"): string {
+  if (key === "host") return host;
+  const h = world.hostByName(host);
+  if (h) return h.info.domain;
+  return host.split(".").slice(-2).join(".");
 }
 
 interface Finding<T> {
@@ -33,7 +46,7 @@ export interface VerifyReport {
   requests: number;
   badLines: number;
   hosts: number;
-  rules: { minGapMs: number; maxConcurrency: number; userAgent: string | null };
+  rules: { minGapMs: number; maxConcurrency: number; userAgent: string | null; politenessKey: "host" | "domain" };
   violations: {
     gap: Finding<{ host: string; prevEnd: number; ts: number; gapMs: number; windowStarts?: number }>;
     concurrency: Finding<{ host: string; ts: number; concurrent: number }>;
@@ -65,7 +78,7 @@ export async function verifyLog(world: World, opts: VerifyOptions): Promise<Veri
   const max = opts.maxExamples ?? 10;
   const report: VerifyReport = {
     ok: true, log: opts.logFile, requests: 0, badLines: 0, hosts: 0,
-    rules: { minGapMs: opts.minGapMs, maxConcurrency: opts.maxConcurrency, userAgent: opts.userAgent ?? null },
+    rules: { minGapMs: opts.minGapMs, maxConcurrency: opts.maxConcurrency, userAgent: opts.userAgent ?? null, politenessKey: opts.politenessKey ?? "host" },
     violations: { gap: { count: 0, examples: [] }, concurrency: { count: 0, examples: [] }, disallowed: { count: 0, examples: [] } },
   };
   const perHost = new Map<string, Interval[]>();
@@ -86,8 +99,9 @@ export async function verifyLog(world: World, opts: VerifyOptions): Promise<Veri
     }
     report.requests++;
     const end = typeof e.end === "number" ? e.end : e.ts;
-    let list = perHost.get(e.host);
-    if (!list) perHost.set(e.host, (list = []));
+    const key = politenessKeyOf(world, e.host, opts.politenessKey ?? "host");
+    let list = perHost.get(key);
+    if (!list) perHost.set(key, (list = []));
     list.push([e.ts, end]);
     const h = world.hostByName(e.host);
     if (!h) continue;

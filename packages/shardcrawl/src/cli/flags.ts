@@ -14,6 +14,8 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --max-pages <n>             stop after n pages have been fetched
   --delay <ms>                minimum gap between two requests to one host (default 1000)
   --host-concurrency <n>      requests in flight per host (default 1)
+  --politeness-key <host|domain>  one delay clock and in-flight limit per registrable domain across
+                              its hosts (default domain), or per host
   --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 300000); a host asking
                               for more is skipped, its URLs refused as crawl-delay-too-long
   --user-agent <string>       sent on every request; its product token selects the robots.txt group;
@@ -100,6 +102,8 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "max-pages": { type: "string" },
         delay: { type: "string" },
         "host-concurrency": { type: "string" },
+        "politeness-key": { type: "string" },
+        "exclude-file": { type: "string" },
         "max-crawl-delay": { type: "string" },
         from: { type: "string" },
         "robots-backoff-base": { type: "string" },
@@ -169,6 +173,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   if (maxPages !== undefined) c.maxPages = maxPages;
   c.delayMs = int("delay", v.delay) ?? c.delayMs;
   c.hostConcurrency = int("host-concurrency", v["host-concurrency"]) ?? c.hostConcurrency;
+  if (v["exclude-file"] !== undefined) c.excludeFile = v["exclude-file"];
+  if (v["politeness-key"] !== undefined) {
+    if (v["politeness-key"] !== "host" && v["politeness-key"] !== "domain") throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v["politeness-key"])}`);
+    c.politenessKey = v["politeness-key"];
+  }
   c.maxCrawlDelayMs = int("max-crawl-delay", v["max-crawl-delay"]) ?? c.maxCrawlDelayMs;
   if (v["user-agent"] !== undefined) c.userAgent = v["user-agent"];
   if (v.from !== undefined) c.fromHeader = v.from;

@@ -23,7 +23,7 @@ folder must be on this machine); --out is one node's output folder; --redis a no
 inspect url answers, with its exit code:
   0 fetched        (HTTP status, time, WARC file and offset)
   3 queued/leased/parsing  (tier and position / being fetched now / fetched, not yet parsed)
-  4 refused        reason robots | out-of-scope | trap:<filter> | host-budget
+  4 refused        reason robots | out-of-scope | trap:<filter> | host-budget | excluded (the opt-out list, with reason and time)
   5 shed           reason shed:<cap> (dropped from its queue) | dropped:<cap> (refused for room) | spilled
   6 failed         reason: the fetch error class
   7 seen           in the seen filter, no other record (fetched before the page-log window, or shed long ago)

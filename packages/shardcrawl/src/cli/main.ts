@@ -22,6 +22,8 @@ commands:
   inspect host <host> | url <url> (--out <dir>|--redis <url>|--cluster <file>) [--json]
                                              a host's queues, robots rules, limits and recent outcomes;
                                              a URL's owner and fate (fetched, queued, refused and why, shed)
+  exclude add|remove|list [<domain|host|url-prefix>] [--reason <text>] (--out <dir>|--redis <url>)
+                                             the site owner's opt-out list of a running or stopped node
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
@@ -36,6 +38,7 @@ async function usageOf(cmd: string | undefined): Promise<string> {
     case "cluster": return (await import("./cluster-command.js")).CLUSTER_USAGE;
     case "rehome": return (await import("./rehome-command.js")).REHOME_USAGE;
     case "inspect": return (await import("./inspect-command.js")).INSPECT_USAGE;
+    case "exclude": return (await import("./exclude-command.js")).EXCLUDE_USAGE;
     default: return USAGE;
   }
 }
@@ -90,6 +93,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./rehome-command.js")).runRehomeCommand(rest);
     case "inspect":
       return (await import("./inspect-command.js")).runInspectCommand(rest);
+    case "exclude":
+      return (await import("./exclude-command.js")).runExcludeCommand(rest);
     case "help":
     case "--help":
     case "-h":

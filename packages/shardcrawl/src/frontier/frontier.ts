@@ -18,6 +18,9 @@ import { RobotsCache } from "./robots-cache.js";
 import { RobotsOutages } from "./robots-outages.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
 import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
+import { politenessDomains } from "./politeness-key.js";
+import { ExclusionList, type Exclusion } from "./exclusions.js";
+import { purgeExcluded } from "./exclusion-purge.js";
 
 export interface FrontierOptions {
   /** Key prefix of this crawl (default "sc:"). */
@@ -44,7 +47,14 @@ export interface FrontierOptions {
   flow?: Partial<FlowSettings>;
   /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
   urlFilters?: readonly string[];
+  /**
+   * What shares one politeness clock and in-flight limit: each "host", or each registrable
+   * "domain" across all its hosts (default "domain"; lib.lua domain_fill).
+   */
+  politenessKey?: PolitenessKey;
 }
+
+export type PolitenessKey = "host" | "domain";
 
 /** Flow-control settings the Lua scripts read from P flowcfg (see lib.lua feedback and add_links). */
 export interface FlowSettings {
@@ -127,6 +137,8 @@ export interface AddLinksResult {
   invalid: number;
   /** Refused by the URL filter chain (counted as stats "filtered:<reason>"). */
   filtered: number;
+  /** Refused by the site owners' opt-out list (stats "excluded:refused"). */
+  excluded?: number;
 }
 
 export interface RequeueOptions {
@@ -151,7 +163,10 @@ export interface HostState {
   host: string;
   origin?: string;
   inFlight: number;
+  /** Next allowed start: the host's, or its domain's under domain politeness. */
   nextAt: number;
+  /** Registrable domain whose clock the host shares (domain politeness), if any. */
+  politenessDomain?: string;
   delayMs?: number;
   concurrency?: number;
   queued: number;
@@ -248,6 +263,9 @@ export class Frontier {
   private readonly scripts: Scripts;
   private readonly delayMs: number;
   private readonly hostConcurrency: number;
+  private readonly politenessKey: PolitenessKey;
+  /** The site owners' opt-out list (P excl), cached and re-read when it changes. */
+  readonly exclusions: ExclusionList;
   private readonly leaseTtlMs: number;
   private readonly maxPages: number;
   private readonly parseQueueMax: number;
@@ -258,10 +276,13 @@ export class Frontier {
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
     this.keys = keys;
+    this.exclusions = new ExclusionList(redis, keys);
     this.scripts = scripts;
     this.hasher = new BloomHasher(bloom);
     this.delayMs = Math.round(nonNegative("delayMs", opts.delayMs ?? 1000));
     this.hostConcurrency = positiveInt("hostConcurrency", opts.hostConcurrency ?? 1);
+    this.politenessKey = opts.politenessKey ?? "domain";
+    if (this.politenessKey !== "host" && this.politenessKey !== "domain") throw new RangeError(`frontier: politenessKey must be host or domain, got ${String(this.politenessKey)}`);
     this.leaseTtlMs = positiveInt("leaseTtlMs", opts.leaseTtlMs ?? 120_000);
     this.maxPages = opts.maxPages === undefined ? 0 : positiveInt("maxPages", opts.maxPages);
     this.parseQueueMax = positiveInt("parseQueueMax", opts.parseQueueMax ?? 256);
@@ -301,6 +322,7 @@ export class Frontier {
     await this.redis.hset(this.keys.flowCfg, {
       floor: fl.aimdFloor, ai: fl.aimdIncrease, md: fl.aimdDecrease, lat: fl.aimdLatencyFactor, latmin: fl.aimdLatencyMinMs,
       probe: fl.aimdProbeMs, mcap: fl.aimdMaxDelayMultiplier, hbud: fl.hostPageBudget, shed: fl.shedMode, gmax: fl.globalConcurrency,
+      pk: this.politenessKey,
     });
   }
 
@@ -317,17 +339,38 @@ export class Frontier {
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
     const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
+    // The site owners' opt-out list refuses links, redirects, seeds and inbox URLs alike (all come here).
+    const excluded = await this.exclusions.current();
+    if (excluded.size > 0) {
+      const kept = links.filter((l) => excluded.match(l.url, l.host) === undefined);
+      if (kept.length < links.length) {
+        result.excluded = links.length - kept.length;
+        await this.redis.hincrby(this.keys.stats, "excluded:refused", result.excluded);
+        links = kept;
+      }
+    }
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
       const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);
       result.invalid += packed.invalid;
       result.filtered += await this.countFiltered(packed.filtered);
       if (packed.count === 0) continue;
-      const r = (await this.scripts.run("add_links", [...this.common(now), opts.kind ?? "discovered", ...packed.args])) as unknown[];
+      const args = [...this.common(now), opts.kind ?? "discovered", ...packed.args];
+      if (this.politenessKey === "domain") args.push(politenessDomains(links, i, MAX_LINKS_PER_CALL));
+      const r = (await this.scripts.run("add_links", args)) as unknown[];
       result.added += toInt(r[0]);
       result.seen += toInt(r[1]);
       result.dropped += toInt(r[2]);
     }
     return result;
+  }
+
+  /**
+   * Removes the queued URLs an exclusion covers, on every host it names (a host pattern: the host
+   * and all hosts under it, found by a SCAN of the host hashes; a URL prefix: its host only).
+   * Counted in stats "excluded". Returns how many were removed.
+   */
+  async purgeExcluded(e: Exclusion, now: number = Date.now()): Promise<number> {
+    return purgeExcluded(this.redis, this.keys, this.scripts, this.common(now), e);
   }
 
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */
@@ -511,6 +554,12 @@ export class Frontier {
   async hostState(host: string): Promise<HostState | undefined> {
     const h = await this.redis.hgetall(this.keys.host(host));
     if (Object.keys(h).length === 0) return undefined;
+    // Domain politeness: the clock and limits live in the domain's hash (lib.lua domain_fill).
+    if (h.k !== undefined && this.politenessKey === "domain") {
+      const [n, c] = await this.redis.hmget(this.keys.politenessDomain(h.k), "n", "c");
+      if (n != null) h.n = n; else delete h.n;
+      if (c != null) h.c = c; else delete h.c;
+    }
     const errorsByClass: Record<string, number> = {};
     for (const [k, v] of Object.entries(h)) if (k.startsWith("e:")) errorsByClass[k.slice(2)] = toInt(v);
     return {
@@ -518,6 +567,7 @@ export class Frontier {
       origin: h.o,
       inFlight: toInt(h.f),
       nextAt: toInt(h.n),
+      ...(h.k !== undefined ? { politenessDomain: h.k } : {}),
       delayMs: h.d === undefined ? undefined : toInt(h.d),
       concurrency: h.c === undefined ? undefined : toInt(h.c),
       queued: toInt(h.q),

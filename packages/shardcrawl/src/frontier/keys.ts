@@ -35,7 +35,8 @@
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
 //   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
-//   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease)
+//   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease);
+//                              pk = "host" | "domain" (politeness key)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), disk (output
 //                              disk full: message; no leasing until cleared), ondisk
@@ -60,7 +61,19 @@
 //                              (epoch ms), l last try (epoch ms), e last error "<class>: <detail>"
 //   P rdefer            zset   hosts waiting out a robots.txt outage, scored by their next try (epoch ms);
 //                              their URLs stay queued (the crawl's end reports them as `deferred`)
+//   P d:<domain>        hash   domain politeness (flowcfg pk = "domain"; a host's field k names its
+//                              registrable domain): the clock and limits its hosts share: n next allowed
+//                              start, f requests in flight, c concurrency override, a/m/t/w/b flow control
+//                              (as a host's), r the one host of the domain now in P ready, s arrival counter
+//   P dw:<domain>       zset   the domain's other hosts with queued URLs, waiting their turn (score: arrival)
+//   (host field k: the host's politeness domain, set by add_links.lua in domain mode)
+//   P excl              hash   the site owners' opt-out list (frontier/exclusions.ts): pattern (a lower-case
+//                              host name: that host and all under it; or a normalized http(s) URL prefix)
+//                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.
+//   P exclv             string version of P excl, incremented on every change (processes poll it)
+//   P tmp:excl          list   scratch list of exclude_purge.lua (rebuilds a queue without the excluded URLs)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
+//                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
@@ -102,4 +115,8 @@ export class FrontierKeys {
   get shedLog(): string { return `${this.prefix}shedlog`; }
   robotsOutage(host: string): string { return `${this.prefix}ro:${host}`; }
   get robotsDeferred(): string { return `${this.prefix}rdefer`; }
+  get exclusions(): string { return `${this.prefix}excl`; }
+  get exclusionsVersion(): string { return `${this.prefix}exclv`; }
+  politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }
+  domainWaiting(domain: string): string { return `${this.prefix}dw:${domain}`; }
 }

@@ -38,6 +38,7 @@ const SCRIPT_FILES = {
   refetch_page: true,
   defer_host: true,
   wake_deferred: true,
+  exclude_purge: true,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

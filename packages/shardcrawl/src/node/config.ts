@@ -39,6 +39,13 @@ export interface NodeConfig {
   /** Optional From header (an e-mail address for the site owner to reach the operator); "" = none. */
   fromHeader: string;
   hostConcurrency: number;
+  /**
+   * What one politeness clock (delay, Crawl-delay, AIMD back-off) and one in-flight limit cover:
+   * each "host", or each registrable "domain" across all its hosts (default).
+   */
+  politenessKey: "host" | "domain";
+  /** The site owners' opt-out list loaded at start ("" = none; node/exclude-file.ts). */
+  excludeFile: string;
   userAgent: string;
   connectTo: string[];
   resolve: string[];
@@ -172,6 +179,8 @@ export function defaultConfig(): NodeConfig {
     maxDeferWaitMs: 120_000,
     fromHeader: "",
     hostConcurrency: 1,
+    politenessKey: "domain",
+    excludeFile: "",
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],
@@ -286,6 +295,7 @@ export function validateConfig(c: NodeConfig): string[] {
   if (!(c.aimdDecrease > 0 && c.aimdDecrease < 1)) errors.push(`aimdDecrease: expected 0 < x < 1, got ${c.aimdDecrease}`);
   if (!(c.leaseTtlPercentile > 0 && c.leaseTtlPercentile <= 1)) errors.push(`leaseTtlPercentile: expected 0 < p <= 1, got ${c.leaseTtlPercentile}`);
   if (c.leaseTtlFloorMs > c.leaseTtlMs) errors.push(`leaseTtlFloorMs (${c.leaseTtlFloorMs}) must not exceed leaseTtlMs (${c.leaseTtlMs})`);
+  if (!["host", "domain"].includes(c.politenessKey)) errors.push(`politenessKey: expected host or domain, got ${JSON.stringify(c.politenessKey)}`);
   if (!["drop", "spill"].includes(c.shedMode)) errors.push(`shed: expected drop or spill, got ${JSON.stringify(c.shedMode)}`);
   if (!Array.isArray(c.urlFilters)) errors.push("urlFilters: expected a list of name=number strings");
   else {

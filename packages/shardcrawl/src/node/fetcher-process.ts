@@ -118,6 +118,14 @@ async function main(): Promise<void> {
   }
 
   async function handle(lease: Lease): Promise<void> {
+    // The site owners' opt-out list first: no request (not even robots.txt) to an excluded site.
+    const exclusion = (await frontier.frontier.exclusions.current()).match(lease.url, lease.host);
+    if (exclusion) {
+      await pageLog.append(failureLine(lease, "excluded", `excluded by ${exclusion.pattern}${exclusion.reason ? ` (${exclusion.reason})` : ""}`, { total: 0 }));
+      await frontier.fail(lease, Date.now(), { requested: false, errorClass: "excluded" });
+      await frontier.count("excluded", 1);
+      return;
+    }
     const origin = new URL(lease.url).origin;
     const robots = await robotsFor(origin);
     if (!robots) {

@@ -11,6 +11,7 @@ import { TerminalProgress, formatDuration } from "./progress.js";
 import { startNodeRedis, type RedisHandle } from "./redis-server.js";
 import { startStatusServer, type StatusServer } from "./status-server.js";
 import { readSeedFile } from "./seeds.js";
+import { loadExcludeFile } from "./exclude-file.js";
 import { repairOutputDir } from "../store/repair.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
@@ -108,6 +109,11 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
   const ingestReport = emptyIngestReport();
 
+  // The site owners' opt-out list from --exclude-file, before any seed is admitted.
+  if (config.excludeFile) {
+    const ex = await loadExcludeFile(frontier.frontier, config.excludeFile);
+    say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
+  }
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
   if (config.seeds) {
     const seeds = readSeedFile(config.seeds, config.maxUrlLength);

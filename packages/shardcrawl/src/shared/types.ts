@@ -60,6 +60,7 @@ export type FetchErrorClass =
   | "robots-disallowed"
   | "robots-unavailable"
   | "crawl-delay-too-long"
+  | "excluded"
   | "redirect-limit"
   | "redirect-invalid"
   | "decode-bomb"

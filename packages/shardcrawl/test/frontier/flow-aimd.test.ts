@@ -15,7 +15,8 @@ let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
 
 function open(opts: FrontierOptions = {}): Promise<Frontier> {
-  return Frontier.open(redis, { prefix: `aimd${++n}:`, bloom, ...opts });
+  // Per-host AIMD: each test host keeps its own clock (domain politeness has its own tests).
+  return Frontier.open(redis, { prefix: `aimd${++n}:`, bloom, politenessKey: "host", ...opts });
 }
 
 beforeAll(async () => {

@@ -54,6 +54,8 @@ export async function checkInvariants(redis: Redis, f: Frontier, defaultConcurre
   expect(await redis.zcard(f.keys.leases)).toBe(Object.keys(leaseData).length);
   const ready = new Set(await redis.zrange(f.keys.ready, 0, -1));
   let hostsQueued = 0;
+  // Domain politeness: per domain, its hosts' leases, whether one has queued URLs, its ready hosts.
+  const domains = new Map<string, { leases: number; queued: boolean; ready: number }>();
   for (const hk of await scanKeys(redis, `${p}h:*`)) {
     const host = hk.slice(`${p}h:`.length);
     const h = await redis.hgetall(hk);
@@ -62,10 +64,26 @@ export async function checkInvariants(redis: Redis, f: Frontier, defaultConcurre
     expect(q, `queued of ${host}`).toBe(perHost.get(host) ?? 0);
     expect(fl, `in-flight of ${host}`).toBe(leasesPerHost.get(host) ?? 0);
     if (q > 0) hostsQueued++;
+    if (h.k !== undefined && (await redis.hget(f.keys.flowCfg, "pk")) === "domain") {
+      const d = domains.get(h.k) ?? { leases: 0, queued: false, ready: 0 };
+      domains.set(h.k, d);
+      d.leases += fl;
+      d.queued ||= q > 0;
+      if (ready.has(host)) d.ready++;
+      if (q > 0 && !ready.has(host)) expect(await redis.zscore(f.keys.domainWaiting(h.k), host), `${host} waits for ${h.k}`).not.toBeNull();
+      continue;
+    }
     // Effective concurrency as lib.lua conc_of: the adaptive limit a (AIMD) under the hard limit.
     const hard = h.c ? Number(h.c) : defaultConcurrency;
     const c = h.a ? Math.min(hard, Math.max(1, Math.floor(Number(h.a)))) : hard;
     expect(ready.has(host), `ready membership of ${host} (q=${q} f=${fl} c=${c})`).toBe(q > 0 && fl < c);
+  }
+  for (const [domain, d] of domains) {
+    const dh = await redis.hgetall(f.keys.politenessDomain(domain));
+    expect(Number(dh.f ?? 0), `in-flight of domain ${domain}`).toBe(d.leases);
+    const hard = dh.c ? Number(dh.c) : defaultConcurrency;
+    const c = dh.a ? Math.min(hard, Math.max(1, Math.floor(Number(dh.a)))) : hard;
+    expect(d.ready, `ready hosts of domain ${domain} (f=${d.leases} c=${c})`).toBe(d.queued && d.leases < c ? 1 : 0);
   }
   const s = await f.stats();
   expect(s.queued).toBe(elements.length);

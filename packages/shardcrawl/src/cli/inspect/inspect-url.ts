@@ -9,6 +9,8 @@ import { hostOf, normalizeUrl } from "../../url/normalize.js";
 import { FrontierReader, matchSpillLine } from "./frontier-reader.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfUrl } from "./page-log-scan.js";
+import { ExclusionList } from "../../frontier/exclusions.js";
+import { FrontierKeys } from "../../frontier/keys.js";
 import { decideUrlVerdict, type RobotsCheck, type UrlFacts, type UrlVerdict } from "./url-verdict.js";
 
 export interface InspectLimits {
@@ -103,6 +105,7 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
     filter,
     hostBudget: budget > 0 && admitted >= budget ? { admitted, budget } : null,
     robots: await robotsCheck(reader, new URL(url).origin, url, config.userAgent, config.maxCrawlDelayMs),
+    excluded: (await new ExclusionList(target.redis, new FrontierKeys(config.prefix)).current()).match(url, host) ?? null,
   };
   const verdict = decideUrlVerdict(facts);
   const { url: _u, owner: _o, node: _n, ...rest } = facts;

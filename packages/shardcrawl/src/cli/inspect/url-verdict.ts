@@ -3,6 +3,7 @@
 // queued, page log, spill, shed log) is reported as it happened; refusals that leave no record
 // (scope, URL filters, host page budget, robots.txt) are recomputed from the node's stored config.
 import type { PageLogLine } from "../../shared/types.js";
+import type { Exclusion } from "../../frontier/exclusions.js";
 import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-reader.js";
 
 export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";
@@ -37,6 +38,8 @@ export interface UrlFacts {
   /** The host has used up its page budget (URLs ever admitted >= budget). */
   hostBudget: { admitted: number; budget: number } | null;
   robots: RobotsCheck;
+  /** The site owners' opt-out entry that covers the URL (frontier/exclusions.ts), if any. */
+  excluded?: Exclusion | null;
 }
 
 export interface UrlVerdict {
@@ -57,6 +60,10 @@ export function decideUrlVerdict(f: UrlFacts): UrlVerdict {
   if (f.parsing) {
     const by = f.parsing.consumer ? `being parsed by ${f.parsing.consumer}` : "waiting in the parse queue";
     return { status: "parsing", reason: String(f.parsing.status), detail: `fetched at ${f.parsing.fetchedAt} (HTTP ${f.parsing.status}), ${by} (page ${f.parsing.id})` };
+  }
+  if (f.excluded) {
+    const e = f.excluded;
+    return { status: "refused", reason: "excluded", detail: `excluded by ${e.pattern} since ${new Date(e.at).toISOString()}${e.reason ? ` (reason: ${e.reason})` : ""}: no request starts, links to it are refused` };
   }
   if (f.queued) {
     const robots = f.robots.verdict === "disallowed" ? "; robots.txt disallows it, so it will be refused when its turn comes" : "";

@@ -14,7 +14,8 @@ if not host then return 'expired' end
 if ARGV[7] == '1' then el = bump_attempt(el) end
 put_back(host, hk, tier, el)
 local nb = tonumber(ARGV[8])
-if nb > NOW and nb > (tonumber(redis.call('HGET', hk, 'n')) or 0) then redis.call('HSET', hk, 'n', int(nb)) end
+local ck = clock_key(hk)
+if nb > NOW and nb > (tonumber(redis.call('HGET', ck, 'n')) or 0) then redis.call('HSET', ck, 'n', int(nb)) end
 redis.call('HINCRBY', hk, 'r', 1)
 stat('requeued', 1)
 if ARGV[9] ~= '' then

@@ -20,7 +20,7 @@
 --   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
 --   P flow storage  epoch ms until which a parser's write buffer is full: a full parse queue then
 --                   means slow storage ({'storage'}), not slow parsing ({'parse-full'})
--- Touches: P ready, P h:<host>, P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
+-- Touches: P ready, P h:<host>, P d:<domain>, P dw:<domain> (domain politeness, lib.lua), P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
 --          P flow (read), P flowcfg (read)
 -- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...};
 --          status ok | budget | parse-full | storage | global-full | upstream | quota | disk-full
@@ -58,8 +58,23 @@ local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0,
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
   local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm')
+  -- Domain mode (lib.lua domain_fill): the clock, limits and slots are the domain's (P d:<domain>),
+  -- and only the domain's representative may lease.
+  local dom = pk_of(hk)
+  local dk = dom and dkey(dom)
+  local skip = false
+  if dom then
+    local w = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
+    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) then
+      sync_domain(host, hk, dom)
+      skip = true
+    end
+    v = {v[1], w[1], w[2], v[4], w[3], w[4], w[5]}
+  end
   local n = tonumber(v[3]) or 0
-  if n > NOW then
+  if skip then
+    -- (not this host's turn: it waits in P dw:<domain>)
+  elseif n > NOW then
     -- Repair: a ready score must never be earlier than the host's next allowed start.
     redis.call('ZADD', K_READY, int(n), host)
   else
@@ -73,9 +88,11 @@ for _, host in ipairs(hosts) do
       local q = tonumber(redis.call('HGET', hk, 'q') or '0')
       if q > 0 then queued_add(hk, -q) end
       redis.call('ZREM', K_READY, host)
+      if dom then sync_domain(host, hk, dom) end
     else
       local q = queued_add(hk, -1)
       local f = redis.call('HINCRBY', hk, 'f', 1)
+      if dom then f = redis.call('HINCRBY', dk, 'f', 1) end
       local c = conc_of(v[5], v[6])
       local id = tostring(redis.call('INCR', P .. 'leaseseq'))
       if owner ~= '' then
@@ -90,11 +107,20 @@ for _, host in ipairs(hosts) do
       -- Every start pushes the next one out by delay/c, so any c+1 starts span at least the delay
       -- even when the host leaves the schedule now (slots full) and a completion re-readies it.
       local nx = NOW + gap_of(v[4], c, v[7])
+      if dom then
+        -- The domain's next start; this host goes to the end of the domain's line (round robin).
+        redis.call('HSET', dk, 'n', int(nx))
+        redis.call('ZREM', K_READY, host)
+        redis.call('HDEL', dk, 'r')
+        if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
+        domain_fill(dom, dk)
+      else
       redis.call('HSET', hk, 'n', int(nx))
       if q <= 0 or f >= c then
         redis.call('ZREM', K_READY, host)
       else
         redis.call('ZADD', K_READY, int(nx), host)
+      end
       end
       -- The full URL + suffix (element.ts decodeElement reads it).
       local url = el_full(el, v[1])

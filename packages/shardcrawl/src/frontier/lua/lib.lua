@@ -45,6 +45,34 @@ local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 local function int(x) return string.format('%d', x) end
 local function stat(field, by) redis.call('HINCRBY', K_STATS, field, by) end
 
+-- Politeness key (P flowcfg pk = "domain"): a host whose field k names its registrable domain
+-- shares ONE clock and in-flight limit with the other hosts of that domain. The domain's state is
+-- P d:<domain> (n next start, f in flight, c/a/m/t/w/b as a host's, r its representative host,
+-- s arrival counter) and at most one host of the domain (r) is in P ready at a time; the others
+-- wait in P dw:<domain> (zset, arrival order), so a domain with thousands of hosts is one ready
+-- entry and lease stays O(leased). Each lease rotates r to the next waiting host (round robin).
+-- Hosts without k (host mode, or not yet keyed) keep their own clock as before.
+local PK_MODE = nil
+local function domain_mode()
+  if PK_MODE == nil then PK_MODE = redis.call('HGET', K_FLOWCFG, 'pk') == 'domain' end
+  return PK_MODE
+end
+local function dkey(d) return P .. 'd:' .. d end
+local function dwkey(d) return P .. 'dw:' .. d end
+-- The host's politeness domain, or nil when it keeps its own clock.
+local function pk_of(hk)
+  if not domain_mode() then return nil end
+  local k = redis.call('HGET', hk, 'k')
+  if k then return k end
+  return nil
+end
+-- The hash that holds the host's clock (n, f, c, a, m ...): its domain's, or its own.
+local function clock_key(hk)
+  local k = pk_of(hk)
+  if k then return dkey(k) end
+  return hk
+end
+
 -- Effective concurrency: the host's adaptive value a (AIMD, see feedback) when set, under the hard
 -- limit (the host's c override, else the crawl's --host-concurrency), never below 1.
 local function conc_of(c, a)
@@ -81,7 +109,66 @@ end
 
 -- Puts the host into the ready schedule iff it has queued URLs and a free concurrency slot.
 -- A new entry is scored max(now, next); an existing one keeps its place unless next moved later.
+-- Domain mode: gives the domain a representative in P ready when it has none and a free slot
+-- (the first waiting host that still has queued URLs, scored max(now, domain next)), or takes the
+-- representative out (back to the end of the line) when the domain's slots are full.
+local function domain_fill(k, dk)
+  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+  local free = (tonumber(v[1]) or 0) < conc_of(v[3], v[4])
+  local n = tonumber(v[2]) or 0
+  local rep = v[5]
+  local dw = dwkey(k)
+  if rep then
+    if not free then
+      redis.call('ZREM', K_READY, rep)
+      redis.call('HDEL', dk, 'r')
+      redis.call('ZADD', dw, redis.call('HINCRBY', dk, 's', 1), rep)
+    else
+      local s = redis.call('ZSCORE', K_READY, rep)
+      if not s then redis.call('ZADD', K_READY, int(math.max(NOW, n)), rep)
+      elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), rep) end
+    end
+    return
+  end
+  if not free then return end
+  -- Waiting entries of hosts that have emptied since are dropped on the way (each at most once).
+  for _ = 1, 64 do
+    local top = redis.call('ZRANGE', dw, 0, 0)
+    local h = top[1]
+    if not h then return end
+    redis.call('ZREM', dw, h)
+    if (tonumber(redis.call('HGET', hkey(h), 'q')) or 0) > 0 then
+      redis.call('HSET', dk, 'r', h)
+      redis.call('ZADD', K_READY, int(math.max(NOW, n)), h)
+      return
+    end
+  end
+end
+
+-- Domain mode sync_ready: a host with queued URLs is the domain's representative or waits in
+-- P dw:<domain>; one without leaves both.
+local function sync_domain(host, hk, k)
+  local dk = dkey(k)
+  local q = tonumber(redis.call('HGET', hk, 'q')) or 0
+  local rep = redis.call('HGET', dk, 'r')
+  if q <= 0 then
+    redis.call('ZREM', dwkey(k), host)
+    if rep == host then
+      redis.call('ZREM', K_READY, host)
+      redis.call('HDEL', dk, 'r')
+    end
+  elseif rep ~= host then
+    redis.call('ZREM', K_READY, host)
+    if not redis.call('ZSCORE', dwkey(k), host) then
+      redis.call('ZADD', dwkey(k), redis.call('HINCRBY', dk, 's', 1), host)
+    end
+  end
+  domain_fill(k, dk)
+end
+
 local function sync_ready(host, hk)
+  local k = pk_of(hk)
+  if k then return sync_domain(host, hk, k) end
   local v = redis.call('HMGET', hk, 'f', 'n', 'c', 'q', 'a')
   local f = tonumber(v[1]) or 0
   local n = tonumber(v[2]) or 0
@@ -100,6 +187,15 @@ end
 
 -- Raises the host's next allowed start to now + gap (never lowers it).
 local function push_next(hk)
+  local k = pk_of(hk)
+  if k then
+    -- Domain mode: the domain's clock, with the delay override (Crawl-delay) of this host.
+    local dk = dkey(k)
+    local w = redis.call('HMGET', dk, 'n', 'c', 'a', 'm')
+    local nx = NOW + gap_of(redis.call('HGET', hk, 'd'), conc_of(w[2], w[3]), w[4])
+    if nx > (tonumber(w[1]) or 0) then redis.call('HSET', dk, 'n', int(nx)) end
+    return
+  end
   local v = redis.call('HMGET', hk, 'n', 'd', 'c', 'a', 'm')
   local nx = NOW + gap_of(v[2], conc_of(v[3], v[4]), v[5])
   if nx > (tonumber(v[1]) or 0) then redis.call('HSET', hk, 'n', int(nx)) end
@@ -113,9 +209,11 @@ end
 -- t time of the last decrease, w the limit at which it happened, b baseline latency (ms).
 -- ARGV[base] signal: 'ok' | 'backoff' | 'none' | '' (nothing to learn); [base+1] latency ms;
 -- [base+2] request start epoch ms; [base+3] host not-before epoch ms (Retry-After; 0 = none).
-local function feedback(host, hk, base)
+local function feedback(host, hk0, base)
   local sig = ARGV[base]
   if sig == nil or sig == '' then return end
+  -- Domain mode: the domain's clock and limits learn (push_next below resolves the domain itself).
+  local hk = clock_key(hk0)
   local nb = tonumber(ARGV[base + 3]) or 0
   if nb > NOW and nb > (tonumber(redis.call('HGET', hk, 'n')) or 0) then redis.call('HSET', hk, 'n', int(nb)) end
   if sig == 'none' then return end
@@ -170,7 +268,7 @@ local function feedback(host, hk, base)
       m = math.min(mcap, math.max(1, m) * 2)
       redis.call('HSET', hk, 'm', tostring(m), 't', int(NOW))
       -- The larger gap applies from this response on, not only after the next one.
-      push_next(hk)
+      push_next(hk0)
     end
     a = tonumber(redis.call('HGET', hk, 'a'))
   end
@@ -218,6 +316,8 @@ local function release(id, host_hint)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
   if redis.call('HINCRBY', hk, 'f', -1) < 0 then redis.call('HSET', hk, 'f', 0) end
+  local ck = clock_key(hk)
+  if ck ~= hk and redis.call('HINCRBY', ck, 'f', -1) < 0 then redis.call('HSET', ck, 'f', 0) end
   push_next(hk)
   return host, hk, tier, el
 end

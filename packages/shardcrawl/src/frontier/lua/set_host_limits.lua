@@ -8,6 +8,8 @@
 local host = ARGV[5]
 local hk = hkey(host)
 if ARGV[6] == '-' then redis.call('HDEL', hk, 'd') elseif ARGV[6] ~= '' then redis.call('HSET', hk, 'd', ARGV[6]) end
-if ARGV[7] == '-' then redis.call('HDEL', hk, 'c') elseif ARGV[7] ~= '' then redis.call('HSET', hk, 'c', ARGV[7]) end
+-- Concurrency belongs to the clock: the domain's under domain politeness (lib.lua clock_key).
+local ck = clock_key(hk)
+if ARGV[7] == '-' then redis.call('HDEL', ck, 'c') elseif ARGV[7] ~= '' then redis.call('HSET', ck, 'c', ARGV[7]) end
 sync_ready(host, hk)
 return 1
