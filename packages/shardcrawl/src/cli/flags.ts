@@ -34,7 +34,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --fetcher-concurrency <n>   requests in flight per fetcher process (default 256)
   --redis <url>               use this Redis instead of starting one under --out
   --lease-ttl <ms>            a leased URL returns to its queue if not done by then (default 120000)
-  --expected-urls <n>         Bloom filter capacity (default 10000000)
+  --expected-urls <n>         Seen filter design capacity; past it the filter grows (default 10000000)
   --status-port <n>           /metrics and /status on 127.0.0.1 (default: any free port)
   --progress <auto|on|off>    live progress (auto: only on a terminal)
   --name <node>               node name in output file names (default node0)

@@ -8,7 +8,7 @@
 // commandTimeout so no call can hang.
 import type { Redis } from "ioredis";
 import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
-import { BloomHasher, initBloom, type BloomParams, type BloomSizing } from "./bloom.js";
+import { BloomHasher, initBloom, readBloomStatus, type BloomParams, type BloomSizing, type BloomStatus } from "./bloom.js";
 import { decodeElement } from "./element.js";
 import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
 import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type QueueCaps } from "./links.js";
@@ -324,6 +324,11 @@ export class Frontier {
       result.dropped += toInt(r[2]);
     }
     return result;
+  }
+
+  /** The seen filter's stages, insertions, fill and estimated false-positive rate. */
+  bloomStatus(): Promise<BloomStatus> {
+    return readBloomStatus(this.redis, this.keys, this.bloom);
   }
 
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */

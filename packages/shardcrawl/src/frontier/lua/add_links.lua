@@ -4,7 +4,7 @@
 -- ARGV: [1..4] common (lib.lua: prefix, now, default delay, default concurrency)
 --       [5] stats counter credited with the new links ("seeds" | "discovered")
 --       [6..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
--- Touches: P bf:<i>, P h:<host>, P q<tier>:<host>, P ready, P stats
+-- Touches: P bf:<i>, P bf:grow, P bf:plan, P bf<s>:<i> (bloom_lib.lua), P h:<host>, P q<tier>:<host>, P ready, P stats
 -- Returns: {added, seen, dropped}
 local added, seen, dropped = add_links(6)
 if added > 0 then stat(ARGV[5], added) end

@@ -529,7 +529,7 @@ local function add_links(base)
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
-    local fresh = bloom_check(blob, j + 7, k, seg, room)
+    local fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check)
     if fresh and not room and not budget_out then
       -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
       -- the new one takes its place.
@@ -542,7 +542,7 @@ local function add_links(base)
       if how then
         if how == 'local' then shed = shed + 1 else shed_remote = shed_remote + 1 end
         total = total - 1
-        bloom_check(blob, j + 7, k, seg, true)
+        seen_check(P, blob, j + 7, k, seg, true, bloom_check)
         room = not (max_host > 0 and h.q >= max_host)
         if not room then
           -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
@@ -611,5 +611,6 @@ local function add_links(base)
   if dropped_budget > 0 then stat('dropped:host-budget', dropped_budget) end
   if shed + shed_remote > 0 then stat(spill and 'spilled' or 'shed', shed + shed_remote) end
   shed_log_trim()
+  seen_flush()
   return added, seen, dropped_host + dropped_total + dropped_budget
 end
