@@ -228,9 +228,10 @@ function parseStoredParams(json: string): BloomParams {
  * Stores the filter's parameters on first init (and allocates its segments); on resume returns
  * the stored ones. Throws when the caller asks for different parameters than the crawl was started
  * with, or when this code would hash differently than the code that built the filter.
- * `sizing` may be omitted to resume with whatever is stored.
+ * `sizing` may be omitted to resume with whatever is stored. Also plans the filter's growth
+ * (P bf:plan, P bf:grow) unless `readOnly` (inspect must not write to a crawl's Redis).
  */
-export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKeys, sizing?: BloomSizing): Promise<BloomParams> {
+export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKeys, sizing?: BloomSizing, readOnly = false): Promise<BloomParams> {
   let stored: string | null;
   let wanted: BloomParams | undefined;
   if (sizing) {
@@ -248,7 +249,7 @@ export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKe
     throw new Error(`bloom: this crawl's filter was built with ${show(params)}; refusing ${show(wanted)} (use the stored values or a new prefix)`);
   }
   const probe = new BloomHasher(params).positions(PROBE_URL);
-  await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
+  if (!readOnly) await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
   if (params.scheme !== BLOOM_SCHEME || probe.join(",") !== params.probe.join(",")) {
     throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, probe ${params.probe.join(",")} vs ${probe.join(",")})`);
   }

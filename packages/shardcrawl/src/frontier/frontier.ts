@@ -39,6 +39,8 @@ export interface FrontierOptions {
   maxQueuedPerHost?: number;
   /** Queue bound for the whole frontier (default 100,000,000). */
   maxQueuedTotal?: number;
+  /** Hosts admitted per registrable domain: wildcard-DNS host farms (default 0 = none). */
+  maxHostsPerDomain?: number;
   /** Flow control shared by every process of the node (written to P flowcfg at open). */
   flow?: Partial<FlowSettings>;
   /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
@@ -266,6 +268,7 @@ export class Frontier {
     this.caps = {
       maxQueuedPerHost: positiveInt("maxQueuedPerHost", opts.maxQueuedPerHost ?? 1_000_000),
       maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
+      maxHostsPerDomain: Math.round(nonNegative("maxHostsPerDomain", opts.maxHostsPerDomain ?? 0)),
     };
     this.flow = { ...DEFAULT_FLOW, ...opts.flow };
     this.filters = buildUrlFilters(opts.urlFilters ?? []);

@@ -59,6 +59,8 @@
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
+//   P dh                hash   registrable domain -> hosts admitted under it (the hosts-per-domain cap,
+//                              lib.lua add_links; counted from the first admission of each new host)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
@@ -103,4 +105,5 @@ export class FrontierKeys {
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
+  get domainHosts(): string { return `${this.prefix}dh`; }
 }

@@ -74,7 +74,8 @@ const LABELLED: Array<[string, string, string, string, number]> = [
   ["parseErr:", "shardcrawl_parse_errors_total", "Pages parsed with an error, by class (decode-bomb, decode-error, ...).", "class", 1],
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
   ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, storage, global-full, upstream, quota, disk-full).", "reason", 0.001],
-  ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
+  ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap, the host page budget or the hosts-per-domain cap, by reason.", "reason", 1],
+  ["trap:", "shardcrawl_trap_defence_total", "Links changed by a spider-trap defence in normalization (params-stripped: session-id or tracking parameters removed).", "defence", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];
 

@@ -268,6 +268,7 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     parseQueueMaxBytes: config.parseQueueMaxBytes,
     maxQueuedPerHost: config.maxQueuedPerHost,
     maxQueuedTotal: config.maxQueuedTotal,
+    maxHostsPerDomain: config.maxHostsPerDomain,
     urlFilters: config.urlFilters,
     flow: {
       aimdFloor: config.aimdFloor, aimdIncrease: config.aimdIncrease, aimdDecrease: config.aimdDecrease,
