@@ -45,7 +45,7 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --fetcher-concurrency <n>   requests in flight per fetcher process (default 256)
   --redis <url>               use this Redis instead of starting one under --out
   --lease-ttl <ms>            a leased URL returns to its queue if not done by then (default 120000)
-  --expected-urls <n>         Bloom filter capacity (default 10000000)
+  --expected-urls <n>         Seen filter design capacity; past it the filter grows (default 10000000)
   --status-port <n>           /metrics and /status on 127.0.0.1 (default: any free port)
   --progress <auto|on|off>    live progress (auto: only on a terminal)
   --name <node>               node name in output file names (default node0)
@@ -62,7 +62,11 @@ flow control:
   --max-queued-total <n>      URLs queued in the frontier (default 100000000)
   --shed <drop|spill>         past a cap, drop lowest-priority URLs or spill them to out/spill/ (default drop)
   --redis-memory-budget <b>   keep Redis used_memory under this many bytes (default: none)
-  --host-page-budget <n>      URLs ever admitted per host (default: none)
+  --host-page-budget <n>      URLs ever admitted per host; 0 = none (default 100000)
+  --max-hosts-per-domain <n>  hosts admitted per registrable domain (wildcard-DNS farms); 0 = none (default 1000)
+  --strip-params <list>       comma-separated URL parameters removed in normalization: names, prefix*,
+                              name:token (only session-like values); "none" for none (default: utm_*,
+                              gclid, fbclid, msclkid, jsessionid, phpsessid, sid:token, ...; see docs/traps.md)
   --url-filter <name=n>       spider-trap filter, repeatable, replaces the defaults; "none" for no filters
                               (max-path-depth, max-repeated-segment, max-query-params, max-url-length)
   --global-concurrency <n>    requests in flight across the node: our upstream plan's cap (default: none)
@@ -143,6 +147,8 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         shed: { type: "string" },
         "redis-memory-budget": { type: "string" },
         "host-page-budget": { type: "string" },
+        "max-hosts-per-domain": { type: "string" },
+        "strip-params": { type: "string" },
         "url-filter": { type: "string", multiple: true },
         "global-concurrency": { type: "string" },
         "upstream-limit-header": { type: "string" },
@@ -232,6 +238,8 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   }
   c.redisMemoryBudgetBytes = int("redis-memory-budget", v["redis-memory-budget"]) ?? c.redisMemoryBudgetBytes;
   c.hostPageBudget = int("host-page-budget", v["host-page-budget"]) ?? c.hostPageBudget;
+  c.maxHostsPerDomain = int("max-hosts-per-domain", v["max-hosts-per-domain"]) ?? c.maxHostsPerDomain;
+  if (v["strip-params"] !== undefined) c.stripParams = v["strip-params"].trim() === "none" ? [] : v["strip-params"].split(",").map((x) => x.trim()).filter((x) => x !== "");
   if (v["url-filter"] !== undefined) c.urlFilters = v["url-filter"].includes("none") ? [] : v["url-filter"];
   c.globalConcurrency = int("global-concurrency", v["global-concurrency"]) ?? c.globalConcurrency;
   if (v["upstream-limit-header"] !== undefined) c.upstreamLimitHeader = v["upstream-limit-header"];

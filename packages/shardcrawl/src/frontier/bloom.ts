@@ -9,6 +9,14 @@
 // two 48-bit halves of one MD5 (node:crypto, native, ~1.1 us per URL), reduced modulo m before
 // `doubleHashing`, which keeps the library's arithmetic exact in doubles (a + i*b < 2^53).
 // MD5 is used as a fast, stable mixing function here, not for security.
+//
+// Growth. The filter sized at init is stage 0 of a scalable Bloom filter (Almeida et al. 2007):
+// when its insertions reach its capacity n, lua/bloom_lib.lua adds stage 1 (2n URLs at p/10),
+// then stage 2 (4n at p/100) and so on, all inside the add_links script, so test-and-set and
+// enqueue stay one atomic step. The compound false-positive rate is bounded by
+// p (1 + 1/10 + 1/100 + ...) = 1.11 p. Stage 0 keeps the sizing it always had (tightening it to
+// p x 0.9 would change m and refuse every running crawl on resume), hence the 1.11 rather than 1.
+// Only stage-0 positions are computed here; later stages derive theirs from them in Lua.
 import { hash } from "node:crypto";
 import bloomFilters from "bloom-filters";
 import type { Redis } from "ioredis";
@@ -27,6 +35,92 @@ export const DEFAULT_BLOOM_SEED = 0x5c0ffee;
 const MAX_BITS = 2 ** 46;
 const MAX_K = 32;
 const PROBE_URL = "https://probe.shardcrawl.invalid/bloom?check=1";
+/** Each stage holds this many times the URLs of the one before. */
+export const BLOOM_GROWTH = 2;
+/** Each stage's false-positive rate is this fraction of the one before. */
+export const BLOOM_TIGHTENING = 0.1;
+/** Stages planned (n x 255 URLs in all with growth 2); past them the last stage keeps filling. */
+export const BLOOM_MAX_STAGES = 8;
+/** The filter's estimated false-positive rate above this multiple of the target is a warning. */
+export const BLOOM_WARN_RATIO = 1.2;
+
+/** One stage of the growing filter. */
+export interface BloomStage {
+  /** Capacity (URLs). */
+  n: number;
+  /** False-positive rate at capacity. */
+  p: number;
+  m: number;
+  k: number;
+}
+
+/** The planned stages: stage 0 is the filter of `params`; then BLOOM_GROWTH x the URLs at BLOOM_TIGHTENING x the rate. */
+export function bloomStages(params: Pick<BloomParams, "n" | "p" | "m" | "k">): BloomStage[] {
+  const out: BloomStage[] = [{ n: params.n, p: params.p, m: params.m, k: params.k }];
+  for (let i = 1; i < BLOOM_MAX_STAGES; i++) {
+    const n = params.n * BLOOM_GROWTH ** i;
+    const p = params.p * BLOOM_TIGHTENING ** i;
+    const m = Math.max(64, Math.ceil((-n * Math.log(p)) / Math.LN2 ** 2));
+    // Lua's stage positions need m below 2^46 (bloom_lib.lua) and Redis a k it can afford.
+    if (!Number.isSafeInteger(n) || m > MAX_BITS) break;
+    out.push({ n, p, m, k: Math.min(MAX_K, Math.max(1, Math.round((m / n) * Math.LN2))) });
+  }
+  return out;
+}
+
+/** The plan as stored in P bf:plan: "m,k,n;" per stage. */
+export function bloomPlan(stages: readonly BloomStage[]): string {
+  return stages.map((s) => `${s.m},${s.k},${s.n}`).join(";");
+}
+
+/** The seen filter's state for metrics and the status page. */
+export interface BloomStatus {
+  /** Target false-positive rate (stage 0's p). */
+  target: number;
+  /** Stages in use. */
+  stages: number;
+  /** Stages planned. */
+  plannedStages: number;
+  /** URLs inserted into all stages. */
+  insertions: number;
+  /** Design capacity of all stages in use. */
+  capacity: number;
+  /** Fill ratio (bits set / bits) of the newest stage, estimated from its insertions: 1 - e^(-kc/m). */
+  fillRatio: number;
+  /** Estimated rate at which a new URL is taken for seen now: 1 - prod(1 - fill_i^k_i). */
+  estimatedFalsePositiveRate: number;
+  /** Bits allocated in all stages in use. */
+  bits: number;
+  /** bits / insertions (0 before the first). */
+  bitsPerUrl: number;
+  /** 0 ok, 1 warning: the estimated rate exceeds BLOOM_WARN_RATIO x the target. */
+  warning: number;
+}
+
+/** Computes the status from the stage plan and the insertion counts (c[i] of stage i). */
+export function bloomStatusOf(stages: readonly BloomStage[], inUse: number, counts: readonly number[]): BloomStatus {
+  const used = stages.slice(0, Math.max(1, Math.min(inUse, stages.length)));
+  let notFp = 1;
+  let bits = 0;
+  let insertions = 0;
+  let capacity = 0;
+  let fill = 0;
+  used.forEach((st, i) => {
+    const c = Math.max(0, counts[i] ?? 0);
+    fill = 1 - Math.exp((-st.k * c) / st.m);
+    notFp *= 1 - fill ** st.k;
+    bits += st.m;
+    insertions += c;
+    capacity += st.n;
+  });
+  const target = stages[0]!.p;
+  const est = 1 - notFp;
+  return {
+    target, stages: used.length, plannedStages: stages.length, insertions, capacity, fillRatio: fill,
+    estimatedFalsePositiveRate: est, bits, bitsPerUrl: insertions > 0 ? bits / insertions : 0,
+    warning: est > BLOOM_WARN_RATIO * target ? 1 : 0,
+  };
+}
 
 export interface BloomSizing {
   /** Expected number of distinct URLs (n). */
@@ -69,6 +163,25 @@ export function bloomParamsFor(sizing: BloomSizing): BloomParams {
   const params: BloomParams = { scheme: BLOOM_SCHEME, n, p, m, k, segmentBits, seed, probe: [] };
   params.probe = new BloomHasher(params).positions(PROBE_URL);
   return params;
+}
+
+/** Reads the filter's growth state (P bf:grow, P bf:plan) as a status. */
+export async function readBloomStatus(redis: Redis, keys: FrontierKeys, params: BloomParams): Promise<BloomStatus> {
+  const [grow, plan] = await Promise.all([redis.hgetall(keys.bloomGrow), redis.get(keys.bloomPlan)]);
+  const stages = plan ? parsePlan(plan, params) : bloomStages(params);
+  const inUse = Number(grow.s ?? 1);
+  const counts: number[] = [];
+  for (let i = 0; i < inUse - 1; i++) counts.push(Number(grow[`c${i}`] ?? 0));
+  counts.push(Number(grow.c ?? 0));
+  return bloomStatusOf(stages, inUse, counts);
+}
+
+function parsePlan(plan: string, params: BloomParams): BloomStage[] {
+  const p = bloomStages(params);
+  return plan.split(";").map((part, i) => {
+    const [m, k, n] = part.split(",").map(Number);
+    return { m: m!, k: k!, n: n!, p: p[i]?.p ?? params.p * BLOOM_TIGHTENING ** i };
+  });
 }
 
 /** Computes the k bit positions of a URL. Cheap to construct; safe to use in worker threads. */
@@ -115,9 +228,10 @@ function parseStoredParams(json: string): BloomParams {
  * Stores the filter's parameters on first init (and allocates its segments); on resume returns
  * the stored ones. Throws when the caller asks for different parameters than the crawl was started
  * with, or when this code would hash differently than the code that built the filter.
- * `sizing` may be omitted to resume with whatever is stored.
+ * `sizing` may be omitted to resume with whatever is stored. Also plans the filter's growth
+ * (P bf:plan, P bf:grow) unless `readOnly` (inspect must not write to a crawl's Redis).
  */
-export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKeys, sizing?: BloomSizing): Promise<BloomParams> {
+export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKeys, sizing?: BloomSizing, readOnly = false): Promise<BloomParams> {
   let stored: string | null;
   let wanted: BloomParams | undefined;
   if (sizing) {
@@ -135,6 +249,7 @@ export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKe
     throw new Error(`bloom: this crawl's filter was built with ${show(params)}; refusing ${show(wanted)} (use the stored values or a new prefix)`);
   }
   const probe = new BloomHasher(params).positions(PROBE_URL);
+  if (!readOnly) await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
   if (params.scheme !== BLOOM_SCHEME || probe.join(",") !== params.probe.join(",")) {
     throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, probe ${params.probe.join(",")} vs ${probe.join(",")})`);
   }

@@ -8,7 +8,7 @@
 // commandTimeout so no call can hang.
 import type { Redis } from "ioredis";
 import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
-import { BloomHasher, initBloom, type BloomParams, type BloomSizing } from "./bloom.js";
+import { BloomHasher, initBloom, readBloomStatus, type BloomParams, type BloomSizing, type BloomStatus } from "./bloom.js";
 import { decodeElement } from "./element.js";
 import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
 import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type QueueCaps } from "./links.js";
@@ -43,6 +43,8 @@ export interface FrontierOptions {
   maxQueuedPerHost?: number;
   /** Queue bound for the whole frontier (default 100,000,000). */
   maxQueuedTotal?: number;
+  /** Hosts admitted per registrable domain: wildcard-DNS host farms (default 0 = none). */
+  maxHostsPerDomain?: number;
   /** Flow control shared by every process of the node (written to P flowcfg at open). */
   flow?: Partial<FlowSettings>;
   /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
@@ -290,6 +292,7 @@ export class Frontier {
     this.caps = {
       maxQueuedPerHost: positiveInt("maxQueuedPerHost", opts.maxQueuedPerHost ?? 1_000_000),
       maxQueuedTotal: positiveInt("maxQueuedTotal", opts.maxQueuedTotal ?? 100_000_000),
+      maxHostsPerDomain: Math.round(nonNegative("maxHostsPerDomain", opts.maxHostsPerDomain ?? 0)),
     };
     this.flow = { ...DEFAULT_FLOW, ...opts.flow };
     this.filters = buildUrlFilters(opts.urlFilters ?? []);
@@ -371,6 +374,11 @@ export class Frontier {
    */
   async purgeExcluded(e: Exclusion, now: number = Date.now()): Promise<number> {
     return purgeExcluded(this.redis, this.keys, this.scripts, this.common(now), e);
+  }
+
+  /** The seen filter's stages, insertions, fill and estimated false-positive rate. */
+  bloomStatus(): Promise<BloomStatus> {
+    return readBloomStatus(this.redis, this.keys, this.bloom);
   }
 
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */

@@ -25,7 +25,11 @@
 //   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
 //   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
-//   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init
+//   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init (stage 0)
+//   P bf:plan           string the growing filter's stages, "m,k,n;..." (bloom.ts bloomStages), set once
+//   P bf:grow           hash   s stages in use, c insertions into the newest, cap its capacity,
+//                              c<i> insertions of earlier stage i (lua/bloom_lib.lua)
+//   P bf<s>:<i>         string Bloom bits of stage s >= 1, segment i, allocated when the stage is added
 //   P robots:<origin>   string JSON robots cache entry, with a TTL
 //   P pq                list   parse queue of page ids (LPUSH by fetchers, consumers take the right end)
 //   P pg:<id>           hash   a fetched page: m = JSON metadata, and b = body bytes or, when the body
@@ -72,6 +76,8 @@
 //                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.
 //   P exclv             string version of P excl, incremented on every change (processes poll it)
 //   P tmp:excl          list   scratch list of exclude_purge.lua (rebuilds a queue without the excluded URLs)
+//   P dh                hash   registrable domain -> hosts admitted under it (the hosts-per-domain cap,
+//                              lib.lua add_links; counted from the first admission of each new host)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
@@ -97,6 +103,10 @@ export class FrontierKeys {
   leaseOwner(owner: string): string { return `${this.prefix}lo:${owner}`; }
   get bloomParams(): string { return `${this.prefix}bf:params`; }
   bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
+  get bloomPlan(): string { return `${this.prefix}bf:plan`; }
+  get bloomGrow(): string { return `${this.prefix}bf:grow`; }
+  /** Segment i of stage s (s >= 1; stage 0 is bloomSegment). */
+  bloomStageSegment(s: number, i: number): string { return `${this.prefix}bf${s}:${i}`; }
   robots(origin: string): string { return `${this.prefix}robots:${origin}`; }
   get parseQueue(): string { return `${this.prefix}pq`; }
   page(id: string): string { return `${this.prefix}pg:${id}`; }
@@ -119,4 +129,5 @@ export class FrontierKeys {
   get exclusionsVersion(): string { return `${this.prefix}exclv`; }
   politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }
   domainWaiting(domain: string): string { return `${this.prefix}dw:${domain}`; }
+  get domainHosts(): string { return `${this.prefix}dh`; }
 }

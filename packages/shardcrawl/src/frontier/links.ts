@@ -12,6 +12,7 @@ import type { BloomHasher, BloomParams } from "./bloom.js";
 import { encodeRelative, encodeSuffix, isPacked, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
 import { filterUrl, type UrlFilter } from "./url-filters.js";
+import { registrableDomain } from "../url/scope.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
 export interface HashedLink extends DiscoveredLink {
@@ -24,6 +25,8 @@ export interface QueueCaps {
   maxQueuedPerHost: number;
   /** URLs queued in the whole frontier beyond which new links are dropped (0 = none). */
   maxQueuedTotal: number;
+  /** Hosts admitted per registrable domain (0 or absent = none): new hosts past it admit nothing. */
+  maxHostsPerDomain?: number;
 }
 
 /** One call carries at most this many links (a page's links are capped well below it by the parser). */
@@ -145,5 +148,12 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, count * rec),
     hosts.size, origins.size, text,
   ];
+  // The cap on hosts per registrable domain needs each host's domain (public suffix list, tldts).
+  const dcap = caps.maxHostsPerDomain ?? 0;
+  if (dcap > 0) {
+    let doms = "";
+    for (const h of hosts.keys()) doms += `${registrableDomain(h)}\n`;
+    args.push(dcap, Buffer.from(doms));
+  }
   return { args, count, invalid, filtered };
 }

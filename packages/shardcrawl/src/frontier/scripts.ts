@@ -21,7 +21,7 @@ import { SHED_LOG_MAX } from "./keys.js";
 
 const LUA_DIR = new URL("../../src/frontier/lua/", import.meta.url);
 
-/** Script name -> whether it includes lib.lua. */
+/** Script name -> whether it includes lib.lua ("bloom": bloom_lib.lua only; lib.lua scripts get bloom_lib.lua too). */
 const SCRIPT_FILES = {
   add_links: true,
   lease: true,
@@ -42,8 +42,9 @@ const SCRIPT_FILES = {
   take_pages: false,
   recover_parse: false,
   snapshot: false,
-  bloom_test: false,
+  bloom_test: "bloom",
   bloom_init: false,
+  bloom_stages: false,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -55,10 +56,12 @@ function loadSources(): Map<ScriptName, string> {
   if (sources) return sources;
   const read = (file: string) => readFileSync(new URL(file, LUA_DIR), "utf8");
   const lib = read("lib.lua").replaceAll("__MAX_TIER__", String(MAX_TIER)).replaceAll("__SHEDLOG_MAX__", String(SHED_LOG_MAX));
+  // The seen filter's growth comes first: lib.lua's add_links calls it.
+  const bloomLib = read("bloom_lib.lua");
   const map = new Map<ScriptName, string>();
-  for (const [name, withLib] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, boolean]>) {
+  for (const [name, withLib] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, boolean | "bloom"]>) {
     const body = read(`${name}.lua`);
-    map.set(name, withLib ? `${lib}\n${body}` : body);
+    map.set(name, withLib === "bloom" ? `${bloomLib}\n${body}` : withLib ? `${bloomLib}\n${lib}\n${body}` : body);
   }
   sources = map;
   return map;

@@ -1,5 +1,6 @@
 // The configuration of one node, from CLI flags or a config file. Everything a child process needs
 // travels to it as this JSON (in an environment variable), so children never re-parse flags.
+import { DEFAULT_STRIP_PARAMS, ParamStripper } from "../url/strip-params.js";
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
@@ -134,6 +135,10 @@ export interface NodeConfig {
   redisMemoryBudgetBytes: number;
   /** URLs ever admitted per host (spider-trap defence; 0 = none). */
   hostPageBudget: number;
+  /** Hosts admitted per registrable domain (wildcard-DNS host farms; 0 = none). */
+  maxHostsPerDomain: number;
+  /** Session-id and tracking parameters removed from URLs (url/strip-params.ts; [] = none). */
+  stripParams: string[];
   /** URL filter chain applied where links are queued, e.g. ["max-path-depth=16"] (frontier/url-filters.ts). */
   urlFilters: string[];
   /** Requests in flight across the node: our upstream plan's concurrency cap (0 = none). */
@@ -238,7 +243,12 @@ export function defaultConfig(): NodeConfig {
     maxQueuedTotal: 100_000_000,
     shedMode: "drop",
     redisMemoryBudgetBytes: 0,
-    hostPageBudget: 0,
+    // Trap defences on by default: a host's budget is far above what a polite crawl fetches from
+    // one host in a day (about 1,200 pages at 70 s), and real sites rarely have 1,000 hostnames
+    // under one registrable domain that is not a public suffix (PSL-listed hosting platforms are).
+    hostPageBudget: 100_000,
+    maxHostsPerDomain: 1_000,
+    stripParams: [...DEFAULT_STRIP_PARAMS],
     urlFilters: ["max-path-depth=32", "max-repeated-segment=4", "max-query-params=12"],
     globalConcurrency: 0,
     upstreamLimitHeader: "",
@@ -288,7 +298,7 @@ export function validateConfig(c: NodeConfig): string[] {
   for (const k of ["retryMaxAttempts", "maxQueuedPerHost", "maxQueuedTotal", "aimdFloor", "aimdMaxDelayMultiplier", "leaseTtlFloorMs"] as const) {
     if (!Number.isInteger(c[k]) || c[k] < 1) errors.push(`${k}: expected a positive integer, got ${JSON.stringify(c[k])}`);
   }
-  for (const k of ["targetPagesPerSec", "parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "globalConcurrency"] as const) {
+  for (const k of ["targetPagesPerSec", "parseQueueMaxBytes", "retryBaseMs", "retryCapMs", "maxRetryAfterMs", "aimdLatencyFactor", "aimdLatencyMinMs", "aimdProbeMs", "redisMemoryBudgetBytes", "hostPageBudget", "maxHostsPerDomain", "globalConcurrency"] as const) {
     if (!Number.isFinite(c[k]) || c[k] < 0) errors.push(`${k}: expected a number >= 0, got ${JSON.stringify(c[k])}`);
   }
   if (!(c.aimdIncrease > 0)) errors.push(`aimdIncrease: expected > 0, got ${c.aimdIncrease}`);
@@ -303,6 +313,14 @@ export function validateConfig(c: NodeConfig): string[] {
       buildUrlFilters(c.urlFilters);
     } catch (err) {
       errors.push(`urlFilters: ${(err as Error).message}`);
+    }
+  }
+  if (!Array.isArray(c.stripParams)) errors.push("stripParams: expected a list of parameter names");
+  else {
+    try {
+      new ParamStripper(c.stripParams);
+    } catch (err) {
+      errors.push(`stripParams: ${(err as Error).message}`);
     }
   }
   errors.push(...checkPriorityRules(c.priorityRules).map((e) => `priorityRules: ${e}`));

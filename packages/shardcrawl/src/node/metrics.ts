@@ -74,7 +74,8 @@ const LABELLED: Array<[string, string, string, string, number]> = [
   ["parseErr:", "shardcrawl_parse_errors_total", "Pages parsed with an error, by class (decode-bomb, decode-error, ...).", "class", 1],
   ["retry:", "shardcrawl_fetch_retries_total", "Retries scheduled, by reason (http-429, reset, ...).", "reason", 1],
   ["blockedMs:", "shardcrawl_fetch_blocked_seconds_total", "Fetcher time spent unable to lease, by reason (parse-full, storage, global-full, upstream, quota, disk-full).", "reason", 0.001],
-  ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap or the host page budget, by reason.", "reason", 1],
+  ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap, the host page budget or the hosts-per-domain cap, by reason.", "reason", 1],
+  ["trap:", "shardcrawl_trap_defence_total", "Links changed by a spider-trap defence in normalization (params-stripped: session-id or tracking parameters removed).", "defence", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
 ];
 
@@ -145,6 +146,18 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
     set("shardcrawl_hosts_under_backoff", "Hosts whose adaptive limit is below the hard limit or whose delay is multiplied.", p.hostsUnderBackoff);
     set("shardcrawl_fetch_stopped", "1 when fetching stopped because our upstream quota is exhausted.", p.stopped ? 1 : 0);
     set("shardcrawl_disk_full_paused", "1 while fetching is paused because the output disk is full.", p.diskFull ? 1 : 0);
+    if (p.bloom) {
+      const b = p.bloom;
+      set("shardcrawl_seen_filter_insertions", "URLs inserted into the seen filter (all stages).", b.insertions);
+      set("shardcrawl_seen_filter_capacity_urls", "Design capacity of the seen filter's stages in use.", b.capacity);
+      set("shardcrawl_seen_filter_stages", "Stages of the growing seen filter in use.", b.stages);
+      set("shardcrawl_seen_filter_fill_ratio", "Estimated share of bits set in the newest stage of the seen filter.", b.fillRatio);
+      set("shardcrawl_seen_filter_false_positive_rate", "Estimated rate at which a new URL is taken for seen now (all stages).", b.estimatedFalsePositiveRate);
+      set("shardcrawl_seen_filter_false_positive_target", "Configured false-positive rate of the seen filter.", b.target);
+      set("shardcrawl_seen_filter_bits", "Bits allocated to the seen filter (all stages in use).", b.bits);
+      set("shardcrawl_seen_filter_bits_per_url", "Bits of the seen filter per URL inserted.", b.bitsPerUrl);
+      set("shardcrawl_seen_filter_warning", "1 when the estimated false-positive rate exceeds 1.2x the target (the filter ran past its planned stages).", b.warning);
+    }
     for (const [name, help, get] of PER_HOST) {
       const g = gauge(name, help, ["host"]);
       for (const h of p.hosts) g.set({ node, host: h.host }, get(h));

@@ -6,7 +6,7 @@
 //   P scope:mode   string  "domains" | "hosts" | "any"
 //   P scope:keys   set     registrable domains (mode domains) or hosts (mode hosts) of the seeds
 import type { Redis } from "ioredis";
-import { Frontier, redisUsedMemory, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type SpooledPage, type TakenPage } from "../frontier/index.js";
+import { Frontier, redisUsedMemory, type BloomStatus, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type SpooledPage, type TakenPage } from "../frontier/index.js";
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
 import { registrableDomain, type ScopeMode } from "../url/scope.js";
@@ -60,6 +60,8 @@ export interface NodePressure {
   stopped?: string;
   /** Set while fetching is paused because the output disk is full (why). */
   diskFull?: string;
+  /** The seen filter: stages, insertions, fill, estimated false-positive rate. */
+  bloom?: BloomStatus;
 }
 
 /** Hosts listed in the pressure metrics. */
@@ -249,6 +251,7 @@ export class NodeFrontier {
       spillOnDisk: await f.spilledOnDisk(),
       ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
       ...(flow.diskFull !== undefined ? { diskFull: flow.diskFull } : {}),
+      bloom: await f.bloomStatus(),
     };
   }
 }
@@ -266,6 +269,7 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     parseQueueMaxBytes: config.parseQueueMaxBytes,
     maxQueuedPerHost: config.maxQueuedPerHost,
     maxQueuedTotal: config.maxQueuedTotal,
+    maxHostsPerDomain: config.maxHostsPerDomain,
     urlFilters: config.urlFilters,
     flow: {
       aimdFloor: config.aimdFloor, aimdIncrease: config.aimdIncrease, aimdDecrease: config.aimdDecrease,

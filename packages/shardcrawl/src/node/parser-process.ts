@@ -51,6 +51,7 @@ async function main(): Promise<void> {
     userAgent: config.userAgent,
     maxLinksPerPage: config.maxLinksPerPage,
     maxUrlLength: config.maxUrlLength,
+    stripParams: config.stripParams,
     maxDecodedBytes: config.maxDecodedBytes,
     honourNofollow: config.honourNofollow,
     maxRedirects: config.maxRedirects,
@@ -184,6 +185,7 @@ async function main(): Promise<void> {
     await frontier.ackPage(consumer, p.id, ownLinks, { error: res.error ?? null });
     // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
     stats.add("outOfScope", res.outOfScope);
+    if (res.paramsStripped) stats.add("trap:params-stripped", res.paramsStripped);
   }
 
   /** The page with its body read back from the spool (still referenced: the page is not acked yet). */

@@ -2,13 +2,16 @@
 // with their line number instead of stopping the crawl.
 import { readFileSync } from "node:fs";
 import { normalizeUrlDetailed } from "../url/normalize.js";
+import { ParamStripper } from "../url/strip-params.js";
 
 export interface SeedFile {
   accepted: string[];
   rejected: Array<{ line: number; text: string; reason: string }>;
 }
 
-export function parseSeeds(text: string, maxUrlLength: number): SeedFile {
+/** `stripParams`: session-id and tracking parameters removed, as from discovered links. */
+export function parseSeeds(text: string, maxUrlLength: number, stripParams: readonly string[] = []): SeedFile {
+  const stripper = new ParamStripper(stripParams);
   const accepted: string[] = [];
   const rejected: SeedFile["rejected"] = [];
   const seen = new Set<string>();
@@ -21,20 +24,21 @@ export function parseSeeds(text: string, maxUrlLength: number): SeedFile {
       rejected.push({ line: i + 1, text: raw, reason: r.reason });
       continue;
     }
-    if (!seen.has(r.url)) {
-      seen.add(r.url);
-      accepted.push(r.url);
+    const url = stripper.clean(r.url);
+    if (!seen.has(url)) {
+      seen.add(url);
+      accepted.push(url);
     }
   }
   return { accepted, rejected };
 }
 
-export function readSeedFile(path: string, maxUrlLength: number): SeedFile {
+export function readSeedFile(path: string, maxUrlLength: number, stripParams: readonly string[] = []): SeedFile {
   let text: string;
   try {
     text = readFileSync(path, "utf8");
   } catch (err) {
     throw new Error(`cannot read seed file ${path}: ${(err as Error).message}`);
   }
-  return parseSeeds(text, maxUrlLength);
+  return parseSeeds(text, maxUrlLength, stripParams);
 }

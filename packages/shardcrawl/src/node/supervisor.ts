@@ -116,7 +116,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   }
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
   if (config.seeds) {
-    const seeds = readSeedFile(config.seeds, config.maxUrlLength);
+    const seeds = readSeedFile(config.seeds, config.maxUrlLength, config.stripParams);
     seedReport.read = seeds.accepted.length + seeds.rejected.length;
     seedReport.rejected = seeds.rejected.length;
     for (const r of seeds.rejected.slice(0, 5)) say(`seed rejected: line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);

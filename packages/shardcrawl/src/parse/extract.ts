@@ -28,6 +28,8 @@ export interface ExtractOptions {
   maxUrlLength?: number;
   /** Drop rel=nofollow links and, with a page-level nofollow, all links (default true). */
   honourNofollow?: boolean;
+  /** Removes session-id and tracking parameters from each normalized link (url/strip-params.ts). */
+  cleanUrl?: (url: string) => string;
   /** Page-level nofollow known before parsing (X-Robots-Tag). */
   headerNofollow?: boolean;
   maxTextChars?: number;
@@ -54,6 +56,8 @@ export interface Extracted {
   text: string;
   /** Set if tokenizing stopped early on an internal error; the other fields hold what was found. */
   parseError?: string;
+  /** Unique links that lost session-id or tracking parameters (cleanUrl). */
+  paramsStripped?: number;
 }
 
 // Tag kinds, decided once per tag from its name.
@@ -595,6 +599,8 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
   const links: string[] = [];
   const droppedLinks: Record<string, number> = {};
   const seen = new Set<string>();
+  const cleanUrl = options.cleanUrl;
+  let paramsStripped = 0;
   for (const [href, followable] of collector.hrefs) {
     if (honourNofollow && (pageNofollow || !followable)) {
       bump(droppedLinks, "nofollow");
@@ -619,6 +625,13 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
         continue;
       }
       url = result.url;
+    }
+    if (cleanUrl) {
+      const clean = cleanUrl(url);
+      if (clean !== url) {
+        url = clean;
+        paramsStripped++;
+      }
     }
     if (url === pageUrl) {
       bump(droppedLinks, "self");
@@ -650,7 +663,8 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
   const title = collector.title(maxTitleChars);
   if (title !== undefined) result.title = title;
   if (collector.lang !== undefined) result.lang = collector.lang;
-  if (canonical !== undefined) result.canonical = canonical;
+  if (canonical !== undefined) result.canonical = cleanUrl ? cleanUrl(canonical) : canonical;
   if (parseError !== undefined) result.parseError = parseError;
+  if (paramsStripped > 0) result.paramsStripped = paramsStripped;
   return result;
 }

@@ -29,6 +29,8 @@ export interface ParseOptions {
   linksFromErrorPages?: boolean;
   /** Continuous mode: digests the extracted text under the content rules (schedule/recrawl/content-rules.ts). */
   contentDigester?: { digest(text: string): string };
+  /** Removes session-id and tracking parameters from links (url/strip-params.ts). */
+  cleanUrl?: (url: string) => string;
 }
 
 export interface ParseInput {
@@ -53,6 +55,8 @@ export interface ParseResult extends PageFacts {
    */
   error?: "decode-bomb" | "decode-error" | "other";
   errorDetail?: string;
+  /** Links that lost session-id or tracking parameters (ParseOptions.cleanUrl). */
+  paramsStripped?: number;
 }
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
@@ -212,6 +216,7 @@ function parsePageUnsafe(input: ParseInput, options: ParseOptions): ParseResult 
     headerNofollow: robots.nofollow,
     maxTextChars: options.maxTextChars,
     maxTitleChars: options.maxTitleChars,
+    ...(options.cleanUrl ? { cleanUrl: options.cleanUrl } : {}),
   });
 
   const result: ParseResult = {
@@ -234,6 +239,7 @@ function parsePageUnsafe(input: ParseInput, options: ParseOptions): ParseResult 
   if (extracted.title !== undefined) result.title = extracted.title;
   if (extracted.lang !== undefined) result.lang = extracted.lang;
   if (extracted.canonical !== undefined) result.canonical = extracted.canonical;
+  if (extracted.paramsStripped !== undefined) result.paramsStripped = extracted.paramsStripped;
   if (extracted.parseError !== undefined) {
     result.error = "other";
     result.errorDetail = `tokenizer: ${extracted.parseError}`;

@@ -50,7 +50,8 @@ const COLON = 0x3a;
  */
 export function resolvePlainRelative(href: string, base: BaseParts): string | null {
   const n = href.length;
-  if (n === 0) return null;
+  // An empty query ("page?") is dropped by the normalizer: leave it to the parser.
+  if (n === 0 || href.charCodeAt(n - 1) === QUESTION) return null;
   const first = href.charCodeAt(0);
   // "//host" is protocol-relative; a leading '.' may start a dot segment: both to the parser.
   if (first === DOT || (first === SLASH && n > 1 && href.charCodeAt(1) === SLASH)) return null;
@@ -101,6 +102,7 @@ export function plainAbsolute(href: string): string | null {
   if (punycode !== -1 && punycode < i) return null;
   if (i === n) return href + "/";
   if (href.charCodeAt(i) !== SLASH) return null; // a port, credentials, '?', '#' ...
+  if (href.charCodeAt(n - 1) === 0x3f /* ? */) return null; // an empty query: the normalizer drops it
   for (let k = i; k < n; k++) {
     const c = href.charCodeAt(k);
     if (c >= 128 || PLAIN[c] === 0) return null;

@@ -5,6 +5,7 @@ import { parsePage, type ParseResult } from "./parse-page.js";
 import { buildPageRecords } from "../store/warc-record.js";
 import type { CdxFields } from "../store/cdxj.js";
 import { hostOf, normalizeUrl } from "../url/normalize.js";
+import { ParamStripper } from "../url/strip-params.js";
 import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
 import type { HashedLink } from "../frontier/links.js";
 import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
@@ -31,6 +32,8 @@ export interface WorkerSetup {
   priorityRules: PriorityRule[];
   /** Folder of spooled bodies (store/body-spool.ts). */
   spoolDir: string;
+  /** Session-id and tracking parameters removed from links and redirect targets (url/strip-params.ts; empty = none). */
+  stripParams?: readonly string[];
 }
 
 /** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
@@ -56,6 +59,8 @@ export interface WorkerResult {
   links: HashedLink[];
   /** Links dropped because they are outside the crawl's scope. */
   outOfScope: number;
+  /** Links and redirect targets that lost session-id or tracking parameters. */
+  paramsStripped?: number;
   /** Body bytes as received. */
   bodyBytes: number;
   lost?: undefined;
@@ -68,7 +73,8 @@ export function makeParseTask(setup: WorkerSetup): (task: WorkerTask) => WorkerR
   const uaToken = productToken(setup.userAgent);
   const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
   const priority = new UrlPrioritizer(setup.priorityRules);
-  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority });
+  const stripper = new ParamStripper(setup.stripParams ?? []);
+  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority, stripper });
 }
 
 interface TaskContext {
@@ -78,9 +84,10 @@ interface TaskContext {
   uaToken: string;
   contentDigester: ContentDigester | undefined;
   priority: UrlPrioritizer;
+  stripper: ParamStripper;
 }
 
-function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority }: TaskContext): WorkerResult | WorkerLost {
+function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority, stripper }: TaskContext): WorkerResult | WorkerLost {
   let body: Buffer;
   if (task.spool) {
     try {
@@ -102,12 +109,14 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
       maxDecodedBytes: setup.maxDecodedBytes,
       honourNofollow: setup.honourNofollow,
       ...(contentDigester ? { contentDigester } : {}),
+      cleanUrl: (u) => stripper.clean(u),
     },
   );
   // The parse step already hashed the body as received: the WARC payload digest is the same value.
   const records = buildPageRecords(page, { gzipLevel: setup.gzipLevel, warcinfoId: setup.warcinfoId, payloadDigest: parsed.payloadDigest });
   const links: HashedLink[] = [];
   let outOfScope = 0;
+  let paramsStripped = parsed.paramsStripped ?? 0;
   const depth = page.depth + 1;
   // parsePage keeps no links from error pages: their links are usually navigation chrome.
   for (const url of parsed.links) {
@@ -123,7 +132,9 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
   const redirect = page.status >= 300 && page.status < 400 && page.redirectTo !== undefined;
   const chainTooLong = redirect && page.hops >= setup.maxRedirects;
   if (redirect && page.redirectTo && !chainTooLong) {
-    const url = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
+    const raw = normalizeUrl(page.redirectTo, undefined, { maxLength: setup.maxUrlLength });
+    const url = raw === null ? null : stripper.clean(raw);
+    if (url !== raw) paramsStripped++;
     const host = url ? hostOf(url) : null;
     if (url && host) {
       if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
@@ -132,7 +143,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
   }
   const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
   // facts.links and droppedLinks stay here: `links` carries what is queued, nothing reads the rest.
-  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, ...facts } = parsed;
+  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, paramsStripped: _stripped, ...facts } = parsed;
   const result: WorkerResult = {
     facts,
     contentType,
@@ -146,6 +157,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     cdx: records.cdx,
     links,
     outOfScope,
+    ...(paramsStripped > 0 ? { paramsStripped } : {}),
     bodyBytes: body.byteLength,
   };
   return result;

@@ -2,8 +2,9 @@
 // the shard key all agree. Parsing is the WHATWG URL parser (Ada in Node 20), which already does the
 // heavy lifting: IDN -> punycode, lower-case host, default port removed, dot segments resolved, odd
 // IPv4 spellings canonicalized, backslashes, tabs/newlines and leading/trailing C0 controls/spaces
-// stripped. On top of it we keep http(s) only, drop the fragment and credentials, and normalize
-// percent-encoding (upper-case hex, unreserved characters decoded) — WHATWG leaves both alone.
+// stripped. On top of it we keep http(s) only, drop the fragment, credentials and an empty query,
+// and normalize percent-encoding (upper-case hex, unreserved characters decoded) — WHATWG leaves
+// those alone. Session-id and tracking parameters are removed after this step (strip-params.ts).
 
 export const DEFAULT_MAX_URL_LENGTH = 2048;
 
@@ -75,6 +76,8 @@ function finish(url: URL, maxLength: number): NormalizeResult {
   // starts the fragment.
   const hash = href.indexOf("#");
   if (hash !== -1) href = href.slice(0, hash);
+  // "/a?" and "/a" are one resource to every server we know of: an empty query is dropped.
+  if (href.charCodeAt(href.length - 1) === 0x3f /* ? */ && url.search === "") href = href.slice(0, -1);
   // Everything after scheme://host[:port] is path + optional '?query'; credentials are gone, so
   // the authority is exactly url.host.
   const pathStart = url.protocol.length + 2 + url.host.length;

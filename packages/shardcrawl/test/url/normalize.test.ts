@@ -70,9 +70,11 @@ describe("normalizeUrl: every spelling maps to one canonical form", () => {
     expect(normalizeUrl(tricky)).toBe(tricky);
   });
 
-  it("keeps the query as part of identity: order, duplicates and a bare '?'", () => {
+  it("keeps the query as part of identity (order, duplicates) but drops an empty one", () => {
     expect(normalizeUrl("http://a.example/?b=2&a=1&a=1")).toBe("http://a.example/?b=2&a=1&a=1");
-    expect(normalizeUrl("http://a.example/p?")).toBe("http://a.example/p?");
+    expect(normalizeUrl("http://a.example/p?")).toBe("http://a.example/p");
+    expect(normalizeUrl("http://a.example/p?#frag")).toBe("http://a.example/p");
+    expect(normalizeUrl("p?", "http://a.example/x/y")).toBe("http://a.example/x/p");
     expect(normalizeUrl("http://a.example/p")).toBe("http://a.example/p");
     expect(normalizeUrl("http://a.example")).toBe("http://a.example/");
   });

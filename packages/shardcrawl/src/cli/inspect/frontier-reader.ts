@@ -52,6 +52,11 @@ function toInt(v: unknown): number {
 
 export class FrontierReader {
   readonly keys: FrontierKeys;
+  /** Hosts admitted under a registrable domain (P dh), for the hosts-per-domain cap. */
+  async domainHosts(domain: string): Promise<number> {
+    return Number((await this.redis.hget(this.keys.domainHosts, domain)) ?? 0);
+  }
+
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, keys: FrontierKeys, private readonly scripts: Scripts) {
     this.keys = keys;
   }
@@ -61,7 +66,7 @@ export class FrontierReader {
     const keys = new FrontierKeys(prefix);
     const scripts = new Scripts(redis);
     if (!(await redis.exists(keys.bloomParams))) throw new Error(`inspect: this Redis holds no crawl under the key prefix ${JSON.stringify(prefix)}`);
-    return new FrontierReader(redis, await initBloom(redis, scripts, keys), keys, scripts);
+    return new FrontierReader(redis, await initBloom(redis, scripts, keys, undefined, true), keys, scripts);
   }
 
   /** The raw host hash (one-letter fields, keys.ts), empty when the host is unknown. */

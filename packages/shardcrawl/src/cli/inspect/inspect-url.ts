@@ -6,6 +6,8 @@ import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
 import { buildUrlFilters, filterUrl } from "../../frontier/url-filters.js";
 import { ShardRouter } from "../../shard/shard-spec.js";
 import { hostOf, normalizeUrl } from "../../url/normalize.js";
+import { registrableDomain } from "../../url/scope.js";
+import { ParamStripper } from "../../url/strip-params.js";
 import { FrontierReader, matchSpillLine } from "./frontier-reader.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfUrl } from "./page-log-scan.js";
@@ -97,6 +99,10 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
   const flow = await reader.flowConfig();
   const budget = Number(flow.hbud ?? config.hostPageBudget ?? 0);
   const admitted = Number(hostState.A ?? 0);
+  const dcap = config.maxHostsPerDomain ?? 0;
+  const domain = registrableDomain(host);
+  const domainCount = dcap > 0 && hostState.q === undefined ? await reader.domainHosts(domain) : 0;
+  const clean = new ParamStripper(config.stripParams ?? []).clean(url);
   const filter = config.urlFilters.length ? filterUrl(buildUrlFilters(config.urlFilters), url) ?? null : null;
   const facts: UrlFacts = {
     url, owner: owner.node, node: target.node, lease, parsing, queued, lastOutcome: scan.lines[0] ?? null, spilled, shed,
@@ -104,6 +110,8 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
     scope: await reader.scopeOf(host),
     filter,
     hostBudget: budget > 0 && admitted >= budget ? { admitted, budget } : null,
+    domainHosts: dcap > 0 && domainCount >= dcap ? { domain, hosts: domainCount, cap: dcap } : null,
+    strippedTo: clean !== url ? clean : null,
     robots: await robotsCheck(reader, new URL(url).origin, url, config.userAgent, config.maxCrawlDelayMs),
     excluded: (await new ExclusionList(target.redis, new FrontierKeys(config.prefix)).current()).match(url, host) ?? null,
   };

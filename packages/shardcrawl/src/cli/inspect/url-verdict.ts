@@ -37,6 +37,10 @@ export interface UrlFacts {
   filter: string | null;
   /** The host has used up its page budget (URLs ever admitted >= budget). */
   hostBudget: { admitted: number; budget: number } | null;
+  /** A host never admitted whose registrable domain already holds the cap's number of hosts. */
+  domainHosts?: { domain: string; hosts: number; cap: number } | null;
+  /** The URL as the crawl spells it when normalization removes session-id or tracking parameters from it. */
+  strippedTo?: string | null;
   robots: RobotsCheck;
   /** The site owners' opt-out entry that covers the URL (frontier/exclusions.ts), if any. */
   excluded?: Exclusion | null;
@@ -82,9 +86,11 @@ export function decideUrlVerdict(f: UrlFacts): UrlVerdict {
   if (f.shed) return { status: "shed", reason: f.shed.reason, detail: `${f.shed.reason.startsWith("shed:") ? "shed from its queue" : "refused for want of room"} (${f.shed.reason.split(":")[1]}) at ${new Date(f.shed.at).toISOString()}` };
   if (!f.seen) {
     // Never admitted: the refusals that are decided before the seen filter, in the order the crawl applies them.
+    if (f.strippedTo) return { status: "refused", reason: "trap:params-stripped", detail: `crawled as ${f.strippedTo}: session-id and tracking parameters are removed in normalization (--strip-params)` };
     if (f.scope && !f.scope.inScope) return { status: "refused", reason: "out-of-scope", detail: `out of scope: ${f.scope.key ?? "its host"} is not among the seeds' ${f.scope.mode}` };
     if (f.filter) return { status: "refused", reason: `trap:${f.filter}`, detail: `refused by the URL filter ${f.filter} (spider-trap defence)` };
     if (f.hostBudget) return { status: "refused", reason: "host-budget", detail: `its host has used its page budget (${f.hostBudget.admitted} of ${f.hostBudget.budget} URLs admitted)` };
+    if (f.domainHosts) return { status: "refused", reason: "domain-hosts", detail: `its registrable domain ${f.domainHosts.domain} already has ${f.domainHosts.hosts} hosts (cap ${f.domainHosts.cap}, --max-hosts-per-domain): a new host of it admits nothing` };
     return { status: "not-seen", detail: "never discovered by this node (not in its seen filter)" };
   }
   if (f.robots.verdict === "disallowed") return { status: "refused", reason: "robots", detail: "seen, and the cached robots.txt disallows it (its page-log line is older than the part of the log read)" };

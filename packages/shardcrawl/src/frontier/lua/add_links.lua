@@ -5,7 +5,8 @@
 --       [5] stats counter credited with the new links ("seeds" | "discovered")
 --       [6..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
 --       [last] optional: "pk\n" then "<host>\t<domain>\n" per host of the call (domain politeness)
--- Touches: P bf:<i>, P h:<host>, P q<tier>:<host>, P ready, P stats, P d:<domain>, P dw:<domain>
+-- Touches: P bf:<i>, P bf:grow, P bf:plan, P bf<s>:<i> (bloom_lib.lua), P h:<host>, P q<tier>:<host>, P ready, P stats,
+--          P d:<domain>, P dw:<domain>, P dh
 -- Returns: {added, seen, dropped}
 local added, seen, dropped = add_links(6)
 if added > 0 then stat(ARGV[5], added) end

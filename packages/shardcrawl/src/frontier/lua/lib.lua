@@ -571,6 +571,10 @@ end
 --   ARGV[base+7] text: H host names and O origins, each ended by "\n", then one element per link
 --                back to back (lengths in the records): the compact form or "/"+path+query+suffix
 --                when the link has an origin, else full URL+suffix (element.ts).
+--   ARGV[base+8] hosts admitted per registrable domain (0 or absent = no cap); ARGV[base+9] the
+--                registrable domain of each of the H hosts, each ended by "\n" (only with a cap).
+--                A host never admitted before whose domain holds that many hosts (P dh) admits
+--                nothing (counted dropped:domain-hosts; its links stay out of the filter).
 -- Also reads P flowcfg hbud (per-host page budget: URLs ever admitted, host field A; 0 = none)
 -- and shed ("drop" | "spill"), and P flow tcap (a lower total cap set by the memory governor).
 -- For each link: Bloom test-and-set; if new and there is room, append it to its host/tier queue,
@@ -599,6 +603,18 @@ local function add_links(base)
     pos = e + 1
   end
   local rec = 7 + 6 * k
+  local dcap = tonumber(ARGV[base + 8] or '0') or 0
+  local doms, dcount = nil, {}
+  if dcap > 0 then
+    doms = {}
+    local dt, dp = ARGV[base + 9], 1
+    for i = 1, nh do
+      local e = string.find(dt, '\n', dp, true)
+      doms[i] = string.sub(dt, dp, e - 1)
+      dp = e + 1
+    end
+  end
+  local dropped_domain = 0
   local fc = redis.call('HMGET', K_FLOWCFG, 'hbud', 'shed')
   local hbud = tonumber(fc[1]) or 0
   local spill = fc[2] == 'spill'
@@ -621,15 +637,23 @@ local function add_links(base)
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
             A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
       h.q = h.q0
+      if doms and v[1] == false then
+        -- A host never admitted: it takes a place among its domain's hosts, if one is left.
+        local d = doms[hi]
+        local c = dcount[d]
+        if c == nil then c = tonumber(redis.call('HGET', P .. 'dh', d) or '0') or 0 end
+        if c >= dcap then h.domain_out = true else h.dom = d; c = c + 1 end
+        dcount[d] = c
+      end
       hosts[hi] = h
       byname[host] = h
       order[#order + 1] = hi
     end
-    local budget_out = hbud > 0 and h.A >= hbud
+    local budget_out = (hbud > 0 and h.A >= hbud) or h.domain_out == true
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
-    local fresh = bloom_check(blob, j + 7, k, seg, room)
+    local fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check)
     if fresh and not room and not budget_out then
       -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
       -- the new one takes its place.
@@ -642,7 +666,7 @@ local function add_links(base)
       if how then
         if how == 'local' then shed = shed + 1 else shed_remote = shed_remote + 1 end
         total = total - 1
-        bloom_check(blob, j + 7, k, seg, true)
+        seen_check(P, blob, j + 7, k, seg, true, bloom_check)
         room = not (max_host > 0 and h.q >= max_host)
         if not room then
           -- Room was made elsewhere but this host is full too: fall back to its own worst URL.
@@ -652,6 +676,8 @@ local function add_links(base)
     end
     if not fresh then
       seen = seen + 1
+    elseif h.domain_out then
+      dropped_domain = dropped_domain + 1
     elseif budget_out then
       dropped_budget = dropped_budget + 1
     elseif not room then
@@ -683,6 +709,7 @@ local function add_links(base)
     local h = hosts[hi]
     if h.A > h.A0 or h.popped > 0 then
       if h.new_o then redis.call('HSET', h.hk, 'o', h.o) end
+      if h.dom and h.A > h.A0 then redis.call('HINCRBY', P .. 'dh', h.dom, 1) end
       for _, tier in ipairs(h.tier_order) do
         local els = h.tiers[tier]
         -- unpack() is bounded by the Lua C stack: push in chunks.
@@ -709,7 +736,9 @@ local function add_links(base)
   if dropped_host > 0 then stat('dropped:host-full', dropped_host) end
   if dropped_total > 0 then stat('dropped:frontier-full', dropped_total) end
   if dropped_budget > 0 then stat('dropped:host-budget', dropped_budget) end
+  if dropped_domain > 0 then stat('dropped:domain-hosts', dropped_domain) end
   if shed + shed_remote > 0 then stat(spill and 'spilled' or 'shed', shed + shed_remote) end
   shed_log_trim()
-  return added, seen, dropped_host + dropped_total + dropped_budget
+  seen_flush()
+  return added, seen, dropped_host + dropped_total + dropped_budget + dropped_domain
 end

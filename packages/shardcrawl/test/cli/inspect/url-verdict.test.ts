@@ -48,6 +48,8 @@ describe("decideUrlVerdict", () => {
     expect(decideUrlVerdict({ ...base, scope: { mode: "hosts", key: "a.test", inScope: false }, filter: "path-depth" })).toMatchObject({ status: "refused", reason: "out-of-scope" });
     expect(decideUrlVerdict({ ...base, filter: "path-depth", hostBudget: { admitted: 5, budget: 5 } })).toMatchObject({ status: "refused", reason: "trap:path-depth" });
     expect(decideUrlVerdict({ ...base, hostBudget: { admitted: 5, budget: 5 } })).toMatchObject({ status: "refused", reason: "host-budget" });
+    expect(decideUrlVerdict({ ...base, domainHosts: { domain: "farm.test", hosts: 1000, cap: 1000 } })).toMatchObject({ status: "refused", reason: "domain-hosts" });
+    expect(decideUrlVerdict({ ...base, strippedTo: "https://a.test/x" })).toMatchObject({ status: "refused", reason: "trap:params-stripped" });
     expect(decideUrlVerdict(base).status).toBe("not-seen");
   });
 

@@ -1,0 +1,122 @@
+-- bloom_lib.lua: the seen filter grows (a scalable Bloom filter, Almeida et al. 2007). scripts.ts
+-- prepends it to every script that tests or sets the filter (before lib.lua). See bloom.ts.
+-- Stage 0 is the filter sized at init; its k positions come from the client (BloomHasher). When
+-- the insertions into the newest stage reach its capacity, the next planned stage is allocated
+-- (twice the URLs at a tenth of the rate, P bf:plan). A URL is seen when any stage holds it and is
+-- inserted into the newest stage only. A later stage's positions are derived here from the URL's
+-- stage-0 positions (SHA-1 of the stage number and those bytes, then enhanced double hashing as in
+-- bloom-filters), so the client's hashing and the link records stay the same as the filter grows.
+-- Keys (names computed from the prefix): P bf:grow (hash: s stages in use, c insertions into the
+-- newest, cap its capacity, c<i> insertions of an earlier stage), P bf:plan (string
+-- "m,k,n;m,k,n;..." per stage), P bf<i>:<seg> (segments of stage i >= 1).
+-- A crawl without P bf:grow (a filter no code has planned yet) behaves as a fixed filter.
+
+local BF = nil
+
+local function bf_state(P)
+  if not BF then
+    local v = redis.call('HMGET', P .. 'bf:grow', 's', 'c', 'cap')
+    local c = tonumber(v[2]) or 0
+    BF = { P = P, tracked = v[1] ~= false, s = tonumber(v[1]) or 1, c = c, c0 = c, cap = tonumber(v[3]) or 0, stages = nil }
+  end
+  return BF
+end
+
+-- The planned stages, 1-based (stages[1] is stage 0), parsed once per script call.
+local function bf_stages(bf)
+  if not bf.stages then
+    bf.stages = {}
+    local plan = redis.call('GET', bf.P .. 'bf:plan')
+    if plan then
+      for m, k, n in string.gmatch(plan, '(%d+),(%d+),(%d+)') do
+        bf.stages[#bf.stages + 1] = { m = tonumber(m), k = tonumber(k), n = tonumber(n) }
+      end
+    end
+  end
+  return bf.stages
+end
+
+-- Allocates the next stage up front (no reallocations while it fills). Without a planned next
+-- stage the newest one keeps filling (its rate climbs: the metrics warn).
+local function bf_grow(bf, seg)
+  local nxt = bf_stages(bf)[bf.s + 1]
+  if not nxt then bf.cap = 0; return end
+  local i = bf.s
+  local x = 0
+  while x * seg < nxt.m do
+    local key = bf.P .. 'bf' .. i .. ':' .. x
+    if redis.call('EXISTS', key) == 0 then redis.call('SETBIT', key, string.format('%d', math.min(seg, nxt.m - x * seg) - 1), 0) end
+    x = x + 1
+  end
+  redis.call('HSET', bf.P .. 'bf:grow', 'c' .. (i - 1), string.format('%d', bf.c), 's', i + 1, 'c', 0, 'cap', string.format('%d', nxt.n))
+  redis.call('HINCRBY', bf.P .. 'stats', 'bloom:grown', 1)
+  bf.s, bf.c, bf.c0, bf.cap = i + 1, 0, 0, nxt.n
+end
+
+-- Positions of stage i (>= 1) of the URL whose stage-0 positions are blob[j .. j+6k-1]. The
+-- 48-bit halves of the digest and a + n*b + (n^3-n)/6 stay exact in doubles (below 2^53).
+local function bf_positions(blob, j, k, i, st)
+  local hex = redis.sha1hex(i .. ':' .. string.sub(blob, j, j + 6 * k - 1))
+  local m = st.m
+  local a = tonumber(string.sub(hex, 1, 12), 16) % m
+  local b = tonumber(string.sub(hex, 13, 24), 16) % m
+  local pos = {}
+  for n = 0, st.k - 1 do pos[n + 1] = (a + n * b + math.floor((n * n * n - n) / 6)) % m end
+  return pos
+end
+
+-- Tests or tests-and-sets positions of stage i; one BITFIELD per segment touched. True when a bit was clear.
+local function bf_stage_bits(P, i, pos, seg, set_bits)
+  local groups, order = {}, {}
+  for _, p in ipairs(pos) do
+    local s = math.floor(p / seg)
+    local g = groups[s]
+    if not g then g = {}; groups[s] = g; order[#order + 1] = s end
+    local n = #g
+    if set_bits then
+      g[n + 1] = 'SET'; g[n + 2] = 'u1'; g[n + 3] = p - s * seg; g[n + 4] = 1
+    else
+      g[n + 1] = 'GET'; g[n + 2] = 'u1'; g[n + 3] = p - s * seg
+    end
+  end
+  local fresh = false
+  for _, s in ipairs(order) do
+    local old = redis.call(set_bits and 'BITFIELD' or 'BITFIELD_RO', P .. 'bf' .. i .. ':' .. s, unpack(groups[s]))
+    for _, b in ipairs(old) do
+      if b == 0 then
+        fresh = true
+        if not set_bits then return true end
+      end
+    end
+  end
+  return fresh
+end
+
+-- Tests (set_bits false) or tests-and-sets one URL against every stage; `stage0(blob, j, k, seg,
+-- set_bits)` is the caller's stage-0 check (true when a bit was clear). True when the URL is new.
+local function seen_check(P, blob, j, k, seg, set_bits, stage0)
+  local bf = bf_state(P)
+  if set_bits and bf.tracked and bf.cap > 0 and bf.c >= bf.cap then bf_grow(bf, seg) end
+  local last = bf.s - 1
+  local fresh
+  if last <= 0 then
+    fresh = stage0(blob, j, k, seg, set_bits)
+  else
+    if not stage0(blob, j, k, seg, false) then return false end
+    local st = bf_stages(bf)
+    for i = 1, last - 1 do
+      if not bf_stage_bits(P, i, bf_positions(blob, j, k, i, st[i + 1]), seg, false) then return false end
+    end
+    fresh = bf_stage_bits(P, last, bf_positions(blob, j, k, last, st[last + 1]), seg, set_bits)
+  end
+  if fresh and set_bits then bf.c = bf.c + 1 end
+  return fresh
+end
+
+-- Writes the newest stage's insertion count back (once per script call).
+local function seen_flush()
+  if BF and BF.tracked and BF.c ~= BF.c0 then
+    redis.call('HINCRBY', BF.P .. 'bf:grow', 'c', BF.c - BF.c0)
+    BF.c0 = BF.c
+  end
+end
