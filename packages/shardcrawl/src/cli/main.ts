@@ -21,6 +21,7 @@ commands:
   inspect host <host> | url <url> (--out <dir>|--redis <url>|--cluster <file>) [--json]
                                              a host's queues, robots rules, limits and recent outcomes;
                                              a URL's owner and fate (fetched, queued, refused and why, shed)
+  index merge --out <file> <dirs|files...>   merge capture index files (Parquet) into one sorted file
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
@@ -35,6 +36,7 @@ async function usageOf(cmd: string | undefined): Promise<string> {
     case "cluster": return (await import("./cluster-command.js")).CLUSTER_USAGE;
     case "rehome": return (await import("./rehome-command.js")).REHOME_USAGE;
     case "inspect": return (await import("./inspect-command.js")).INSPECT_USAGE;
+    case "index": return (await import("./index-command.js")).INDEX_USAGE;
     default: return USAGE;
   }
 }
@@ -89,6 +91,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./rehome-command.js")).runRehomeCommand(rest);
     case "inspect":
       return (await import("./inspect-command.js")).runInspectCommand(rest);
+    case "index":
+      return (await import("./index-command.js")).runIndexCommand(rest);
     case "help":
     case "--help":
     case "-h":

@@ -3,6 +3,7 @@
 // the parser process's main thread when parserThreads is 0 (parse/inline-parser.ts).
 import { parsePage, type ParseResult } from "./parse-page.js";
 import { buildPageRecords } from "../store/warc-record.js";
+import { buildPageDerivatives, type DerivativeKinds } from "../store/page-derivatives.js";
 import type { CdxFields } from "../store/cdxj.js";
 import { hostOf, normalizeUrl } from "../url/normalize.js";
 import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
@@ -31,6 +32,8 @@ export interface WorkerSetup {
   priorityRules: PriorityRule[];
   /** Folder of spooled bodies (store/body-spool.ts). */
   spoolDir: string;
+  /** WET and WAT records to build beside the WARC records (none when absent). */
+  derivatives?: DerivativeKinds;
 }
 
 /** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
@@ -58,6 +61,9 @@ export interface WorkerResult {
   outOfScope: number;
   /** Body bytes as received. */
   bodyBytes: number;
+  /** The page's WET conversion record and WAT metadata record (gzip members), when configured and the page has them. */
+  wet?: Uint8Array;
+  wat?: Uint8Array;
   lost?: undefined;
 }
 
@@ -132,7 +138,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
   }
   const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
   // facts.links and droppedLinks stay here: `links` carries what is queued, nothing reads the rest.
-  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, ...facts } = parsed;
+  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, text: _text, metas: _metas, ...facts } = parsed;
   const result: WorkerResult = {
     facts,
     contentType,
@@ -148,5 +154,6 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     outOfScope,
     bodyBytes: body.byteLength,
   };
+  if (setup.derivatives) Object.assign(result, buildPageDerivatives(setup.derivatives, page, parsed, records, setup.gzipLevel));
   return result;
 }
