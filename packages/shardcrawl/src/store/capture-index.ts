@@ -13,7 +13,8 @@
 import { open, rename, unlink } from "node:fs/promises";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { type ColumnSource, fileWriter, ParquetWriter, parquetWriteBuffer, type SchemaElement } from "hyparquet-writer";
-import { getDomain, getHostname } from "tldts";
+import { hostOf } from "../url/normalize.js";
+import { registrableDomain } from "../url/scope.js";
 import { surtKey } from "./cdxj.js";
 
 /** What the parser knows about a capture before the writer places it. */
@@ -38,7 +39,7 @@ export interface CaptureFields {
 export interface CaptureRow extends CaptureFields {
   surtKey: string;
   host: string;
-  /** Registrable domain (public suffix + 1, tldts); the host itself for IPs and single labels. */
+  /** Registrable domain (url/scope.ts: public suffix + 1, the scope's key); the host itself for IPs and single labels. */
   domain: string;
   /** WARC file name, offset and length of the response record's gzip member. */
   file: string;
@@ -47,8 +48,8 @@ export interface CaptureRow extends CaptureFields {
 }
 
 export function captureRow(fields: CaptureFields, location: { file: string; offset: number; length: number }): CaptureRow {
-  const host = getHostname(fields.url) ?? "";
-  const domain = getDomain(fields.url) ?? host;
+  const host = hostOf(fields.url) ?? "";
+  const domain = registrableDomain(host);
   return { ...fields, surtKey: surtKey(fields.url), host, domain, file: location.file, offset: location.offset, length: location.length };
 }
 
