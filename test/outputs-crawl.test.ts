@@ -28,7 +28,7 @@ async function readAll(path: string, range?: { start: number; end: number }): Pr
   const out = [];
   for await (const rec of new WARCParser(createReadStream(path, range))) {
     const payload = Buffer.from(await rec.readFully(false));
-    out.push({ type: rec.warcType ?? "", uri: rec.warcTargetURI, refersTo: rec.warcHeader("WARC-Refers-To") ?? undefined, id: rec.warcHeader("WARC-Record-ID") ?? undefined, payload });
+    out.push({ type: rec.warcType ?? "", uri: rec.warcTargetURI ?? undefined, refersTo: rec.warcHeader("WARC-Refers-To") ?? undefined, id: rec.warcHeader("WARC-Record-ID") ?? undefined, payload });
   }
   return out;
 }
