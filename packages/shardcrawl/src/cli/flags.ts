@@ -1,6 +1,6 @@
 // `shardcrawl crawl` flags -> NodeConfig. The flag names are a contract outside tests rely on.
 import { parseArgs } from "node:util";
-import { defaultConfig, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
+import { defaultConfig, type Derivative, DERIVATIVES, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
 import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 import { parsePriorityRuleFlag } from "../schedule/priority.js";
@@ -37,6 +37,8 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --cut-drain-bytes <n>       after a cut, read and drop up to n more bytes to keep the connection
                               (hosts with a delay under the 4 s keep-alive only; 0: close; default 524288)
   --warc-gzip-level <0-9>     WARC gzip level (default 1; 6 writes ~12% fewer bytes for ~2x the CPU)
+  --derivatives <list>        files written beside each WARC file: wet,wat,index (Parquet), "all" or
+                              "none" (default none; docs/outputs.md)
   --fetch-timeout <ms>        total time cap of one fetch (default 60000; connect, headers and
                               body-idle timeouts are capped by it too)
   --fetchers <n>              fetcher processes (default from the core count)
@@ -124,6 +126,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "max-page-bytes": { type: "string" },
         "cut-drain-bytes": { type: "string" },
         "warc-gzip-level": { type: "string" },
+        derivatives: { type: "string" },
         "fetch-timeout": { type: "string" },
         fetchers: { type: "string" },
         parsers: { type: "string" },
@@ -200,6 +203,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.maxPageBytes = int("max-page-bytes", v["max-page-bytes"]) ?? c.maxPageBytes;
   c.cutDrainBytes = int("cut-drain-bytes", v["cut-drain-bytes"]) ?? c.cutDrainBytes;
   c.warcGzipLevel = int("warc-gzip-level", v["warc-gzip-level"]) ?? c.warcGzipLevel;
+  if (v.derivatives !== undefined) c.derivatives = parseDerivatives(v.derivatives);
   const total = int("fetch-timeout", v["fetch-timeout"]);
   if (total !== undefined) {
     const t = c.timeouts;
@@ -282,4 +286,17 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   const errors = validateConfig(c);
   if (errors.length) throw new UsageError(errors.join("\n"));
   return c;
+}
+
+/** "wet,wat,index", "all" or "none". */
+export function parseDerivatives(value: string): Derivative[] {
+  const v = value.trim().toLowerCase();
+  if (v === "none" || v === "") return [];
+  if (v === "all") return [...DERIVATIVES];
+  const out: Derivative[] = [];
+  for (const part of v.split(",").map((p) => p.trim())) {
+    if (!DERIVATIVES.includes(part as Derivative)) throw new UsageError(`--derivatives: expected a list of ${DERIVATIVES.join(", ")} (or all, none), got ${JSON.stringify(value)}`);
+    if (!out.includes(part as Derivative)) out.push(part as Derivative);
+  }
+  return out;
 }

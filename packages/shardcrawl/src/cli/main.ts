@@ -24,6 +24,7 @@ commands:
                                              a URL's owner and fate (fetched, queued, refused and why, shed)
   exclude add|remove|list [<domain|host|url-prefix>] [--reason <text>] (--out <dir>|--redis <url>)
                                              the site owner's opt-out list of a running or stopped node
+  index merge --out <file> <dirs|files...>   merge capture index files (Parquet) into one sorted file
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
@@ -39,6 +40,7 @@ async function usageOf(cmd: string | undefined): Promise<string> {
     case "rehome": return (await import("./rehome-command.js")).REHOME_USAGE;
     case "inspect": return (await import("./inspect-command.js")).INSPECT_USAGE;
     case "exclude": return (await import("./exclude-command.js")).EXCLUDE_USAGE;
+    case "index": return (await import("./index-command.js")).INDEX_USAGE;
     default: return USAGE;
   }
 }
@@ -95,6 +97,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./inspect-command.js")).runInspectCommand(rest);
     case "exclude":
       return (await import("./exclude-command.js")).runExcludeCommand(rest);
+    case "index":
+      return (await import("./index-command.js")).runIndexCommand(rest);
     case "help":
     case "--help":
     case "-h":

@@ -83,6 +83,8 @@ export interface NodeConfig {
   honourNofollow: boolean;
   warcMaxFileBytes: number;
   warcGzipLevel: number;
+  /** Files written beside each WARC file and rotated with it (docs/outputs.md): WET text, WAT metadata, Parquet capture index. */
+  derivatives: Derivative[];
   /** Exit when the frontier drains (crawl) or keep running (node). */
   exitWhenDone: boolean;
   /** HTTP port for /metrics and /status on 127.0.0.1 (0 = any free port). */
@@ -216,6 +218,7 @@ export function defaultConfig(): NodeConfig {
     // Level 1: half the CPU of level 6 for ~13% more WARC bytes (htmlparser-benchmark pages: 157 vs
     // 80 MB/s, 24.5% vs 21.6% of raw size).
     warcGzipLevel: 1,
+    derivatives: [],
     exitWhenDone: true,
     statusPort: 0,
     statusBind: "127.0.0.1",
@@ -292,6 +295,7 @@ export function validateConfig(c: NodeConfig): string[] {
   if (c.robotsBackoffMaxMs < c.robotsBackoffBaseMs) errors.push(`robotsBackoffMaxMs (${c.robotsBackoffMaxMs}) must not be below robotsBackoffBaseMs (${c.robotsBackoffBaseMs})`);
   if (typeof c.fromHeader !== "string" || (c.fromHeader !== "" && !/^[^\s@<>]+@[^\s@<>]+$/.test(c.fromHeader.trim()))) errors.push(`from: expected an e-mail address, got ${JSON.stringify(c.fromHeader)}`);
   if (c.warcGzipLevel < 0 || c.warcGzipLevel > 9) errors.push(`warcGzipLevel: expected 0..9, got ${c.warcGzipLevel}`);
+  if (!Array.isArray(c.derivatives) || c.derivatives.some((d) => !DERIVATIVES.includes(d))) errors.push(`derivatives: expected a list of ${DERIVATIVES.join(", ")}, got ${JSON.stringify(c.derivatives)}`);
   if (c.maxRedirects < 0) errors.push(`maxRedirects: expected >= 0, got ${c.maxRedirects}`);
   // A lease shorter than the slowest legitimate fetch would hand healthy work out twice.
   if (c.leaseTtlMs <= c.timeouts.totalMs) errors.push(`lease-ttl: must be longer than the fetch timeout (${c.timeouts.totalMs} ms), got ${c.leaseTtlMs}`);
@@ -335,3 +339,7 @@ export function validateConfig(c: NodeConfig): string[] {
 }
 
 export const CONFIG_ENV = "SHARDCRAWL_CONFIG";
+
+/** Outputs derived from each WARC file: "wet" (text), "wat" (metadata JSON), "index" (Parquet capture index). */
+export type Derivative = "wet" | "wat" | "index";
+export const DERIVATIVES: readonly Derivative[] = ["wet", "wat", "index"];

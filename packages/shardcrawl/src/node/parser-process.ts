@@ -23,6 +23,8 @@ import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";
 import { StorageSignal } from "./storage-signal.js";
+import { WarcDerivatives } from "../store/warc-derivatives.js";
+import type { CaptureFields } from "../store/capture-index.js";
 
 /** Write-buffer bytes counted per page beyond its WARC records (page-log line, outbox links). */
 const OUTPUT_OVERHEAD_BYTES = 2048;
@@ -38,6 +40,14 @@ async function main(): Promise<void> {
   // A restarted parser first returns whatever its previous life had taken.
   await frontier.recoverParseConsumer(consumer);
   const scope = await frontier.loadScope();
+  const warcinfo = { software: "shardcrawl/0.1", operator: config.nodeName, "http-header-user-agent": config.userAgent, robots: "obey" };
+  // WET, WAT and the Parquet index are written in the WARC writer's batches and rotate with its files.
+  const derivatives = config.derivatives.length > 0
+    ? new WarcDerivatives({
+      dir: join(config.out, "warc"), wet: config.derivatives.includes("wet"), wat: config.derivatives.includes("wat"), index: config.derivatives.includes("index"),
+      warcinfo, gzipLevel: config.warcGzipLevel, onError: (m) => ctx.log(m),
+    })
+    : undefined;
   const writer = new WarcFileWriter({
     dir: join(config.out, "warc"),
     prefix: consumer,
@@ -45,7 +55,8 @@ async function main(): Promise<void> {
     gzipLevel: config.warcGzipLevel,
     // The write budget keeps queued WARC bytes under writeBufferBytes; this is the writer's own guard.
     maxQueuedBytes: config.writeBufferBytes,
-    warcinfo: { software: "shardcrawl/0.1", operator: config.nodeName, "http-header-user-agent": config.userAgent, robots: "obey" },
+    warcinfo,
+    ...(derivatives ? { derivatives } : {}),
   });
   const setup: WorkerSetup = {
     userAgent: config.userAgent,
@@ -62,6 +73,7 @@ async function main(): Promise<void> {
     ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
     priorityRules: config.priorityRules,
     spoolDir: spoolDir(config.out),
+    ...(derivatives ? { derivatives: { wet: derivatives.enabled.wet, wat: derivatives.enabled.wat } } : {}),
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
@@ -171,6 +183,7 @@ async function main(): Promise<void> {
       responseOffset: res.responseOffset,
       responseLength: res.responseLength,
       cdx: res.cdx,
+      ...(derivatives ? { derivatives: { ...(res.wet ? { wet: res.wet } : {}), ...(res.wat ? { wat: res.wat } : {}), capture: captureFields(p.line, config.nodeName) } } : {}),
     });
     await pageLog.append({ ...p.line, warc: loc });
     if (recrawl && p.page) {
@@ -233,7 +246,7 @@ async function main(): Promise<void> {
     }
     if (parsed === "lost") return;
     // The page's output enters the write buffer when it fits (the parse slot is held until then).
-    const bytes = parsed.res.warc.byteLength + OUTPUT_OVERHEAD_BYTES;
+    const bytes = parsed.res.warc.byteLength + (parsed.res.wet?.byteLength ?? 0) + (parsed.res.wat?.byteLength ?? 0) + OUTPUT_OVERHEAD_BYTES;
     await budget.acquire(bytes);
     const w = writeWithRetry(parsed).finally(() => {
       budget.release(bytes);
@@ -283,6 +296,14 @@ async function main(): Promise<void> {
   await outbox?.close();
   ctx.redis.disconnect();
   process.exit(0);
+}
+
+/** The capture index row of a page, from its page-log line. */
+function captureFields(line: Omit<PageLogLine, "warc">, node: string): CaptureFields {
+  return {
+    url: line.url, fetchTime: line.fetched_at, status: line.status, mime: line.content_type, charset: line.charset && line.charset !== "none" ? line.charset : null, language: line.lang ?? null,
+    digest: line.digest, truncated: line.truncated, error: line.error, depth: line.depth, node,
+  };
 }
 
 main().catch((err: unknown) => exitFatal("parser", err));

@@ -18,6 +18,16 @@ export const DEFAULT_MAX_TEXT_CHARS = 100_000;
 export const DEFAULT_MAX_TITLE_CHARS = 1_024;
 const MAX_LANG_CHARS = 64;
 const MAX_META_CONTENT_CHARS = 4_096;
+/** <meta> tags kept per page (real pages have 5-40; the rest is boilerplate or abuse). */
+const MAX_METAS = 64;
+
+/** One <meta> tag as WAT files show it: the attribute naming it, and its content. */
+export interface MetaTag {
+  name?: string;
+  property?: string;
+  "http-equiv"?: string;
+  content: string;
+}
 
 export interface ExtractOptions {
   /** The page's own (absolute) URL: base for relative links unless <base href> says otherwise. */
@@ -54,6 +64,8 @@ export interface Extracted {
   droppedLinks: Record<string, number>;
   /** Visible text, whitespace collapsed, capped at maxTextChars. */
   text: string;
+  /** The page's <meta> tags with content (name, property or http-equiv), at most MAX_METAS: WAT files carry them. */
+  metas: MetaTag[];
   /** Set if tokenizing stopped early on an internal error; the other fields hold what was found. */
   parseError?: string;
   /** Unique links that lost session-id or tracking parameters (cleanUrl). */
@@ -117,7 +129,8 @@ const A_NAME = 3;
 const A_CONTENT = 4;
 const A_HTTP_EQUIV = 5;
 const A_LANG = 6;
-const ATTR_COUNT = 7;
+const A_PROPERTY = 7;
+const ATTR_COUNT = 8;
 
 function attrOf(kind: number, name: string): number {
   switch (kind) {
@@ -128,7 +141,7 @@ function attrOf(kind: number, name: string): number {
     case K_BASE:
       return name === "href" ? A_HREF : A_NONE;
     case K_META:
-      return name === "name" ? A_NAME : name === "content" ? A_CONTENT : name === "http-equiv" ? A_HTTP_EQUIV : A_NONE;
+      return name === "name" ? A_NAME : name === "content" ? A_CONTENT : name === "http-equiv" ? A_HTTP_EQUIV : name === "property" ? A_PROPERTY : A_NONE;
     case K_HTML:
       return name === "lang" ? A_LANG : A_NONE;
     default:
@@ -230,6 +243,7 @@ class Collector implements TokenizerCallbacks {
   lang: string | undefined;
   noindex = false;
   nofollow = false;
+  readonly metas: MetaTag[] = [];
   /** Unique raw hrefs in document order -> followable (some occurrence without rel=nofollow). */
   readonly hrefs = new Map<string, boolean>();
   hrefsOverCap = 0;
@@ -472,6 +486,7 @@ class Collector implements TokenizerCallbacks {
   private onMeta(): void {
     const content = this.attrs[A_CONTENT];
     if (content === undefined) return;
+    this.keepMeta(content);
     const name = this.attrs[A_NAME]?.trim().toLowerCase();
     if (name !== undefined && (name === "robots" || (this.userAgentToken !== "" && name === this.userAgentToken))) {
       const directives = parseRobotsDirectives(content);
@@ -482,6 +497,19 @@ class Collector implements TokenizerCallbacks {
       const target = refreshTarget(content);
       if (target !== undefined) this.addHref(target, true);
     }
+  }
+
+  private keepMeta(content: string): void {
+    if (this.metas.length >= MAX_METAS) return;
+    const name = this.attrs[A_NAME];
+    const property = this.attrs[A_PROPERTY];
+    const httpEquiv = this.attrs[A_HTTP_EQUIV];
+    if (name === undefined && property === undefined && httpEquiv === undefined) return;
+    const tag: MetaTag = { content };
+    if (name !== undefined) tag.name = name;
+    if (property !== undefined) tag.property = property;
+    if (httpEquiv !== undefined) tag["http-equiv"] = httpEquiv;
+    this.metas.push(tag);
   }
 
   private addHref(href: string, followable: boolean): void {
@@ -659,6 +687,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
     links,
     droppedLinks,
     text: collector.visibleText(),
+    metas: collector.metas,
   };
   const title = collector.title(maxTitleChars);
   if (title !== undefined) result.title = title;

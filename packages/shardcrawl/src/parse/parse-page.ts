@@ -6,7 +6,7 @@ import type { PageFacts } from "../shared/types.js";
 import { charsetName, charsetParam, decodeTextChunks, detectCharset, DEFAULT_PRESCAN_BYTES } from "./charset.js";
 import { decodeBody, DEFAULT_MAX_DECODED_BYTES } from "./decode-body.js";
 import { payloadDigest, sha1Base32, textDigest } from "./digest.js";
-import { extractPage, parseRobotsDirectives } from "./extract.js";
+import { extractPage, type MetaTag, parseRobotsDirectives } from "./extract.js";
 
 export interface ParseOptions {
   /** Our robots token (product name in the User-Agent, e.g. "shardcrawl"), case-insensitive. */
@@ -57,6 +57,10 @@ export interface ParseResult extends PageFacts {
   errorDetail?: string;
   /** Links that lost session-id or tracking parameters (ParseOptions.cleanUrl). */
   paramsStripped?: number;
+  /** HTML only: the extracted visible text that textDigest and contentDigest are computed from (WET files carry it). */
+  text?: string;
+  /** HTML only: the page's <meta> tags (WAT files carry them). */
+  metas?: MetaTag[];
 }
 
 const HTML_TYPES = new Set(["text/html", "application/xhtml+xml"]);
@@ -230,6 +234,8 @@ function parsePageUnsafe(input: ParseInput, options: ParseOptions): ParseResult 
     droppedLinks: extracted.droppedLinks,
     textDigest: textDigest(extracted.text),
     textLength: extracted.text.length,
+    text: extracted.text,
+    metas: extracted.metas,
   };
   if (options.contentDigester) result.contentDigest = options.contentDigester.digest(extracted.text);
   if (!isSuccess(input.status) && !options.linksFromErrorPages && result.links.length > 0) {

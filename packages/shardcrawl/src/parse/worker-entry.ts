@@ -24,5 +24,5 @@ export default function parseInWorker(task: WorkerTask): PackedWorkerResult | Wo
   const r = parse(task);
   if (!("warc" in r)) return r;
   const links = packWorkerLinks(r.links, setup.bloom.k);
-  return transferring({ ...r, links }, [r.warc, links.numbers, links.bloom]);
+  return transferring({ ...r, links }, [r.warc, links.numbers, links.bloom, ...(r.wet ? [r.wet] : []), ...(r.wat ? [r.wat] : [])]);
 }

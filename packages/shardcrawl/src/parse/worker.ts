@@ -3,6 +3,7 @@
 // the parser process's main thread when parserThreads is 0 (parse/inline-parser.ts).
 import { parsePage, type ParseResult } from "./parse-page.js";
 import { buildPageRecords } from "../store/warc-record.js";
+import { buildPageDerivatives, type DerivativeKinds } from "../store/page-derivatives.js";
 import type { CdxFields } from "../store/cdxj.js";
 import { hostOf, normalizeUrl } from "../url/normalize.js";
 import { ParamStripper } from "../url/strip-params.js";
@@ -34,6 +35,8 @@ export interface WorkerSetup {
   spoolDir: string;
   /** Session-id and tracking parameters removed from links and redirect targets (url/strip-params.ts; empty = none). */
   stripParams?: readonly string[];
+  /** WET and WAT records to build beside the WARC records (none when absent). */
+  derivatives?: DerivativeKinds;
 }
 
 /** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
@@ -63,6 +66,9 @@ export interface WorkerResult {
   paramsStripped?: number;
   /** Body bytes as received. */
   bodyBytes: number;
+  /** The page's WET conversion record and WAT metadata record (gzip members), when configured and the page has them. */
+  wet?: Uint8Array;
+  wat?: Uint8Array;
   lost?: undefined;
 }
 
@@ -143,7 +149,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
   }
   const warc = new Uint8Array(records.data.buffer, records.data.byteOffset, records.data.byteLength);
   // facts.links and droppedLinks stay here: `links` carries what is queued, nothing reads the rest.
-  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, paramsStripped: _stripped, ...facts } = parsed;
+  const { contentType, isHtml: _isHtml, decodedBytes: _decoded, error, errorDetail, links: _links, droppedLinks: _dropped, paramsStripped: _stripped, text: _text, metas: _metas, ...facts } = parsed;
   const result: WorkerResult = {
     facts,
     contentType,
@@ -160,5 +166,6 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     ...(paramsStripped > 0 ? { paramsStripped } : {}),
     bodyBytes: body.byteLength,
   };
+  if (setup.derivatives) Object.assign(result, buildPageDerivatives(setup.derivatives, page, parsed, records, setup.gzipLevel));
   return result;
 }

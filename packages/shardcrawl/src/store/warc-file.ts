@@ -9,6 +9,7 @@ import { checkPrefix, type CreatedOutputFile, createOutputFile } from "./file-na
 import { GroupCommit, type PendingAppend } from "./group-commit.js";
 import { BoundedSerialQueue } from "./serial-queue.js";
 import { buildWarcinfo, newRecordId } from "./warc-record.js";
+import type { DerivativeAppend, WarcDerivatives } from "./warc-derivatives.js";
 
 export interface WarcFileWriterOptions {
   /** Folder for .warc.gz and .cdxj files (created if missing). */
@@ -27,6 +28,8 @@ export interface WarcFileWriterOptions {
   maxIndexEntries?: number;
   /** Called after each file is finished (fsynced, indexed, renamed). */
   onFileFinished?: (file: FinishedWarcFile) => void;
+  /** WET, WAT and Parquet index files opened, written and finished with each WARC file. */
+  derivatives?: WarcDerivatives;
 }
 
 /** Something to append: one or more whole gzip members (PageRecords fits). */
@@ -38,6 +41,8 @@ export interface WarcAppend {
   responseOffset?: number;
   responseLength?: number;
   cdx?: CdxFields;
+  /** What the append adds to the WARC file's WET, WAT and index files (with options.derivatives). */
+  derivatives?: DerivativeAppend;
 }
 
 /** Where a record landed: final file name (no folder), offset and length of its gzip member. */
@@ -175,18 +180,26 @@ export class WarcFileWriter {
       const start = await target.file.appendv(run.map((p) => p.input.data)).catch((err: unknown) => this.#dropIfBroken(target, err));
       this.#stats.writes += 1;
       let offset = start;
+      const locations: WarcLocation[] = [];
       for (const p of run) {
         const { data, responseOffset, responseLength, cdx } = p.input;
         this.#stats.bytesWritten += data.length;
         if (responseOffset !== undefined && responseLength !== undefined) {
           const location = { file: target.name, offset: offset + responseOffset, length: responseLength };
           if (cdx) target.index.push(cdxjLine({ ...cdx, ...location, filename: target.name }));
-          p.resolve(location);
+          locations.push(location);
         } else {
-          p.resolve({ file: target.name, offset, length: data.length });
+          locations.push({ file: target.name, offset, length: data.length });
         }
         offset += data.length;
       }
+      // Derivatives go in the same batch, before the appends resolve (and their pages are acked).
+      const derivatives = this.#opts.derivatives;
+      if (derivatives) {
+        const items = run.flatMap((p, k) => (p.input.derivatives ? [{ derivatives: p.input.derivatives, location: locations[k]! }] : []));
+        if (items.length > 0) await derivatives.written(target.name, items);
+      }
+      run.forEach((p, k) => p.resolve(locations[k]!));
       i = j;
     }
   }
@@ -272,6 +285,7 @@ export class WarcFileWriter {
     this.#stats.bytesWritten += created.file.size;
     this.#nextWarcinfoId = newRecordId();
     this.#current = { ...created, warcinfoId, index: [] };
+    await this.#opts.derivatives?.opened(created.name);
     return this.#current;
   }
 
@@ -287,6 +301,7 @@ export class WarcFileWriter {
       await cur.file.finish(cur.finalPath);
     } catch (err) {
       await cur.file.abandon().catch(() => undefined);
+      await this.#opts.derivatives?.finished(cur.name);
       if (err instanceof StoreWriteError) throw err;
       throw new StoreWriteError(`finishing ${cur.name}`, cur.file.path, err, false, "left .open for repair at next start");
     }
@@ -297,6 +312,8 @@ export class WarcFileWriter {
       bytes: cur.file.size,
       responses: cur.index.length,
     };
+    // After the WARC: the index then names only records that are on disk under their final name.
+    await this.#opts.derivatives?.finished(cur.name);
     this.#stats.filesFinished += 1;
     this.#opts.onFileFinished?.(finished);
     return finished;

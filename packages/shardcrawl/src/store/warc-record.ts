@@ -60,6 +60,9 @@ export interface PageRecords {
   warcinfoId?: string;
   /** Index fields of the response record, for the CDXJ line the writer adds. */
   cdx: CdxFields;
+  /** The response record's WARC header fields and HTTP head size, as written (WAT records describe them). */
+  responseFields: Array<[string, string]>;
+  responseHeadLength: number;
 }
 
 /** "urn:uuid:<v4>". */
@@ -361,6 +364,8 @@ export function buildPageRecords(page: FetchedPage, opts: PageRecordOptions = {}
     recordIds: { request: requestId, response: responseId },
     ...(warcinfoId !== undefined ? { warcinfoId } : {}),
     cdx,
+    responseFields: respFields,
+    responseHeadLength: respHead.bytes.length,
   };
 }
 
@@ -433,6 +438,44 @@ export function buildMetadataRecord(input: MetadataRecordInput): BuiltRecord {
   header.push(
     ["WARC-Block-Digest", sha1Base32(...block)],
     ["Content-Type", "application/warc-fields"],
+    ["Content-Length", String(blockLength(block))],
+  );
+  return { data: gzipRecord(header, block, gzipLevelOf(input.gzipLevel)), recordId };
+}
+
+export interface RecordInput {
+  /** WARC-Type, e.g. "conversion" or "metadata". */
+  type: string;
+  targetUri: string;
+  date: string | Date;
+  /** Record ID of the record this one was derived from (WARC-Refers-To). */
+  refersTo?: string;
+  warcinfoId?: string;
+  /** Further header fields, written after the ones above (values are cleaned of CR/LF). */
+  fields?: Array<[string, string]>;
+  contentType: string;
+  block: Buffer;
+  recordId?: string;
+  gzipLevel?: number;
+}
+
+/** A record of any type about a page (WET conversion, WAT metadata): one gzip member. */
+export function buildRecord(input: RecordInput): BuiltRecord {
+  const recordId = bareId(input.recordId ?? newRecordId(), `${input.type} record ID`);
+  if (!/^[a-z]{1,32}$/.test(input.type)) throw new WarcInputError(`invalid WARC-Type ${JSON.stringify(input.type)}`);
+  const block = [input.block];
+  const header: Array<[string, string]> = [
+    ["WARC-Type", input.type],
+    ["WARC-Target-URI", targetUri(input.targetUri)],
+    ["WARC-Date", warcDate(input.date, `${input.type} date`)],
+    ["WARC-Record-ID", `<${recordId}>`],
+  ];
+  if (input.refersTo !== undefined) header.push(["WARC-Refers-To", `<${bareId(input.refersTo, "refers-to ID")}>`]);
+  if (input.warcinfoId !== undefined) header.push(["WARC-Warcinfo-ID", `<${bareId(input.warcinfoId, "warcinfo ID")}>`]);
+  if (input.fields) header.push(...input.fields);
+  header.push(
+    ["WARC-Block-Digest", sha1Base32(...block)],
+    ["Content-Type", input.contentType],
     ["Content-Length", String(blockLength(block))],
   );
   return { data: gzipRecord(header, block, gzipLevelOf(input.gzipLevel)), recordId };
