@@ -170,10 +170,15 @@ FROM $DEBIAN_IMAGE
 LABEL shardcrawl.standin="Debian bookworm redis-server"
 RUN apt-get update && apt-get install -y --no-install-recommends redis-server redis-tools \\
   && rm -rf /var/lib/apt/lists/* && mkdir -p /data && chown redis:redis /data && redis-server --version
+# The official image builds Redis with protected mode off (it is reached over the container network,
+# never loopback); Debian's default is on, so say it on the command line as that image behaves.
+RUN printf '%s\\n' '#!/bin/sh' 'if [ "\$1" = redis-server ]; then shift; exec redis-server "\$@" --protected-mode no; fi' 'exec "\$@"' \\
+  > /usr/local/bin/docker-entrypoint.sh && chmod 755 /usr/local/bin/docker-entrypoint.sh
 WORKDIR /data
 VOLUME /data
 USER redis
 EXPOSE 6379
+ENTRYPOINT ["docker-entrypoint.sh"]
 CMD ["redis-server"]
 EOF
 }
