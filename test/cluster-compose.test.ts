@@ -1,7 +1,8 @@
-// docker-compose.yml cannot run here (no Docker engine): check that it parses and matches the
-// process topology of its cluster file (deploy/cluster.compose.yaml): per node a Redis and a
-// crawler service, the crawler running exactly that node of the cluster file, its status port
-// published, its output and Redis data on named volumes, health checks; simweb and the exchange tool.
+// docker-compose.yml, statically: it parses and matches the process topology of its cluster file
+// (deploy/cluster.compose.yaml): per node a Redis and a crawler service, the crawler running exactly
+// that node of the cluster file, its status port published on loopback, its output and Redis data
+// on named volumes, health checks; simweb and the exchange and verify tools. Running it for real
+// (build, crawl, restart, down + up, verify) is scripts/compose-e2e.sh, which needs Docker.
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
@@ -26,8 +27,8 @@ const cluster = loadClusterFile(join(ROOT, "deploy/cluster.compose.yaml"));
 const CLUSTER_MOUNT = "./deploy/cluster.compose.yaml:/etc/shardcrawl/cluster.yaml:ro";
 
 describe("docker-compose.yml", () => {
-  it("has exactly a Redis and a crawler per node of the cluster file, plus simweb and exchange", () => {
-    const expected = ["simweb", "exchange", ...cluster.nodes.flatMap((n) => [`redis-${n.name}`, `crawler-${n.name}`])];
+  it("has exactly a Redis and a crawler per node of the cluster file, plus simweb, exchange and verify", () => {
+    const expected = ["simweb", "exchange", "verify", ...cluster.nodes.flatMap((n) => [`redis-${n.name}`, `crawler-${n.name}`])];
     expect(Object.keys(compose.services).sort()).toEqual(expected.sort());
   });
 
@@ -43,10 +44,11 @@ describe("docker-compose.yml", () => {
       expect(node.config.redis).toBe(`redis://redis-${node.name}:6379`);
       expect(crawler.depends_on?.[`redis-${node.name}`]).toEqual({ condition: "service_healthy" });
       expect(redis.command).toEqual(expect.arrayContaining(["--appendonly", "yes", "--appendfsync", "everysec", "--maxmemory-policy", "noeviction"]));
-      expect(redis.healthcheck?.test).toEqual(["CMD", "redis-cli", "ping"]);
-      // Status port published and bound on all interfaces inside the container.
+      // PONG, not LOADING: redis-cli exits 0 on an error reply too.
+      expect(redis.healthcheck?.test).toEqual(["CMD-SHELL", "redis-cli ping | grep -qx PONG"]);
+      // Status port bound on all interfaces inside the container, published on the host's loopback only.
       expect(node.statusPort).toBeGreaterThan(0);
-      expect(crawler.ports).toEqual([`${node.statusPort}:${node.statusPort}`]);
+      expect(crawler.ports).toEqual([`127.0.0.1:${node.statusPort}:${node.statusPort}`]);
       expect(node.config.statusBind).toBe("0.0.0.0");
       expect(crawler.healthcheck?.test.join(" ")).toContain(`127.0.0.1:${node.statusPort}/status`);
       // Output and Redis data on the node's own named volumes.
@@ -75,6 +77,32 @@ describe("docker-compose.yml", () => {
       expect(cmd).toContain("> /data/simweb/seeds.txt");
     }
     expect(compose.services.exchange!.entrypoint).toEqual(["bash", "scripts/cluster.sh"]);
+  });
+
+  it("verifies against the world simweb serves, with the nodes' user agent and delay", () => {
+    const sim = compose.services.simweb!.entrypoint!.join(" ");
+    const verify = compose.services.verify!.entrypoint!.join(" ");
+    // simweb records its arguments; verify reads them back, so both see one world.
+    expect(sim).toContain('echo "$$SIMWEB_ARGS" > /data/simweb/args');
+    expect(verify).toContain("$$(cat /data/simweb/args)");
+    expect(verify).toContain("--log /data/simweb/requests.jsonl");
+    expect(sim).toContain("--log /data/simweb/requests.jsonl");
+    for (const node of cluster.nodes) {
+      expect(verify).toContain(`--user-agent '${node.config.userAgent}'`);
+      expect(verify).toContain(`--min-gap-ms ${node.config.delayMs}`);
+    }
+    // A contact in the user agent, as every crawler's should carry.
+    expect(cluster.nodes[0]!.config.userAgent).toMatch(/\(\+https:\/\//);
+  });
+
+  it("shares one status token among the nodes and the tools, never written into the repository", () => {
+    for (const name of [...cluster.nodes.map((n) => `crawler-${n.name}`), "exchange"]) {
+      const svc = compose.services[name] as Service & { environment?: Record<string, string> };
+      expect(svc.environment?.SHARDCRAWL_STATUS_TOKEN_FILE).toBe("/run/shardcrawl/status-token");
+      expect(svc.environment?.SHARDCRAWL_STATUS_TOKEN).toBe("${SHARDCRAWL_STATUS_TOKEN:-}");
+      expect(svc.volumes?.some((m) => m.startsWith("status-token:/run/shardcrawl"))).toBe(true);
+    }
+    expect(compose.volumes).toHaveProperty("status-token");
   });
 
   it("builds from deploy/Dockerfile, whose entrypoint is the shardcrawl CLI", () => {

@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { request } from "undici";
 import type { ClusterNode } from "./cluster-file.js";
+import { readStatusToken } from "../node/status-token.js";
 
 const MAX_STATUS_BYTES = 1024 * 1024;
 
@@ -25,7 +26,7 @@ export async function fetchStatusBody(n: ClusterNode, timeoutMs: number): Promis
   if (!port) return { ok: false, error: "no status port (not running?)" };
   const host = n.host.includes(":") ? `[${n.host}]` : n.host;
   // Nodes bound off loopback want the token (node/status-server.ts); loopback ones ignore it.
-  const token = process.env.SHARDCRAWL_STATUS_TOKEN;
+  const token = readStatusToken();
   try {
     const res = await request(`http://${host}:${port}/status`, {
       headersTimeout: timeoutMs, bodyTimeout: timeoutMs, signal: AbortSignal.timeout(timeoutMs),

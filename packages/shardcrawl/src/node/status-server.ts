@@ -6,6 +6,7 @@ import { createServer, type Server } from "node:http";
 import type { NodeConfig } from "./config.js";
 import type { MetricsSnapshot } from "./metrics.js";
 import { uiAsset } from "./ui-assets.js";
+import { ensureStatusToken } from "./status-token.js";
 
 export interface StatusServer {
   port: number;
@@ -24,13 +25,13 @@ const LOOPBACK = new Set(["127.0.0.1", "::1", "localhost"]);
 
 /**
  * Status and metrics reveal the crawl (hosts, rates, paths). On loopback anyone on the machine may
- * read them; anywhere else a token is required (SHARDCRAWL_STATUS_TOKEN).
+ * read them; anywhere else a token is required (SHARDCRAWL_STATUS_TOKEN or SHARDCRAWL_STATUS_TOKEN_FILE).
  */
 export function tokenForBind(bind: string): string | null {
   if (LOOPBACK.has(bind)) return null;
-  const token = process.env.SHARDCRAWL_STATUS_TOKEN ?? "";
+  const token = ensureStatusToken() ?? "";
   if (token.length < 16) {
-    throw new Error(`the status endpoint binds ${bind}, not loopback: set SHARDCRAWL_STATUS_TOKEN (at least 16 characters) so only holders of the token can read it`);
+    throw new Error(`the status endpoint binds ${bind}, not loopback: set SHARDCRAWL_STATUS_TOKEN (at least 16 characters), or SHARDCRAWL_STATUS_TOKEN_FILE to a file holding it (made with a random token if missing), so only holders of the token can read it`);
   }
   return token;
 }
