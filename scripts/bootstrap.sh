@@ -55,5 +55,20 @@ if [ "${BOOTSTRAP_WITH_OBSERVE_TOOLS:-}" = "1" ]; then
     fi
   done
 fi
+# The ssh-transport test (test/cluster-ssh.ts) boots Debian machines with systemd as PID 1
+# (systemd-nspawn) running sshd; their image is built once with debootstrap and cached.
+if [ "${BOOTSTRAP_WITH_FLEET:-}" = "1" ]; then
+  for pair in systemd-nspawn:systemd-container debootstrap:debootstrap ssh:openssh-client rsync:rsync ip:iproute2; do
+    if ! command -v "${pair%%:*}" >/dev/null 2>&1; then
+      echo "bootstrap: installing ${pair#*:} from Debian's packages"
+      (apt_install --no-install-recommends "${pair#*:}") \
+        || echo "bootstrap: WARNING: could not install ${pair#*:}; the ssh cluster test will be skipped" >&2
+    fi
+  done
+  if command -v debootstrap >/dev/null 2>&1 && [ "$(id -u)" = "0" ]; then
+    bash scripts/cluster/machines.sh image \
+      || echo "bootstrap: WARNING: no machine image; the ssh cluster test will be skipped" >&2
+  fi
+fi
 pnpm install --frozen-lockfile --reporter=silent
 pnpm build

@@ -25,6 +25,9 @@ commands:
   logs      the last lines of every node's log (--lines N)
   rounds    up --wait, exchange, repeated until an exchange moves nothing (--max-rounds N)
   rebalance after nodes changed: down, shardcrawl rehome on every node, exchange (--cluster NEW_FILE)
+  install   ssh: ship this checkout's build to every machine (/opt/shardcrawl-releases/<build>)
+  provision ssh: run deploy/provision-i7i.sh on every machine (--provision-args "--no-nvme ...")
+  upgrade   ssh: one node at a time: ship the build, drain (SIGTERM), switch, start, wait for /status
   net       netns only: net up|down|count (namespaces, veth pairs; count = packets routed between node namespaces)
   sim       local/netns: sim up|down starts simweb (--sim-args "ARGS") on this machine or in the hub namespace
 
@@ -50,6 +53,9 @@ case "$cmd" in
   logs) cmd_logs ;;
   rounds) cmd_rounds ;;
   rebalance) cmd_rebalance ;;
+  install) cmd_install ;;
+  provision) cmd_provision ;;
+  upgrade) cmd_upgrade ;;
   net) cmd_net ;;
   sim) cmd_sim ;;
   *) echo "cluster.sh: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;

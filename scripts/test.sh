@@ -3,7 +3,7 @@
 # Tests start their own redis-server, simweb and crawler processes on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BOOTSTRAP_WITH_SHELLCHECK=1 BOOTSTRAP_WITH_OBSERVE_TOOLS=1 bash scripts/bootstrap.sh
+BOOTSTRAP_WITH_SHELLCHECK=1 BOOTSTRAP_WITH_OBSERVE_TOOLS=1 BOOTSTRAP_WITH_FLEET=1 bash scripts/bootstrap.sh
 echo "== lint"; pnpm lint
 echo "== typecheck"; pnpm exec tsc -p tsconfig.tests.json
 echo "== shellcheck"; mapfile -t shell_files < <(find scripts deploy .ci -type f \( -name "*.sh" -o -name run \))

@@ -6,6 +6,7 @@ import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { CLUSTER_SH, NODES, runCluster, sh, type ClusterRun } from "./cluster-run.js";
+import { sshClusterSuite } from "./cluster-ssh.js";
 // The cluster as plain processes (the "local" transport of scripts/cluster.sh; always runs): three
 // nodes, each with its own Redis, crawl simweb in rounds with outbox exchange between them.
 // Proven from simweb's own request log and the nodes' output:
@@ -148,3 +149,6 @@ describe.skipIf(skipReason !== null)("3-node cluster in network namespaces", () 
     expect(forwarded() - after).toBeGreaterThan(0);
   });
 });
+
+// The ssh transport against real sshd machines with systemd (test/cluster-ssh.ts).
+sshClusterSuite(skipReason, `scs${process.pid % 10_000}`, "10.233");

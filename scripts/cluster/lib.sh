@@ -10,7 +10,9 @@ REMOTE_ROOT="${SHARDCRAWL_REMOTE_ROOT:-/opt/shardcrawl}"
 read -r -a SSH_ARGS <<< "${SSH_OPTS:--o BatchMode=yes -o ConnectTimeout=10}"
 
 CLUSTER="" TRANSPORT="local" DRY_RUN=0 HELP=0 WAIT=0 SEEDS="" DEST="" LINES=40 MAX_ROUNDS=10
-SIM_ARGS="" STATE="$ROOT/out/cluster-state" NODES=0 ACTION=""
+SIM_ARGS="" STATE="$ROOT/out/cluster-state" NODES=0 ACTION="" PROVISION_ARGS=""
+# shellcheck source=scripts/cluster/fleet.sh disable=SC1091
+source "$ROOT/scripts/cluster/fleet.sh"
 
 die() { echo "cluster.sh: $*" >&2; exit 2; }
 
@@ -29,6 +31,9 @@ parse_common_args() {
       --sim-args) SIM_ARGS="${2?--sim-args needs a string}"; shift ;;
       --state) STATE="${2:?--state needs a directory}"; shift ;;
       --nodes) NODES="${2:?--nodes needs a number}"; shift ;;
+      --build-id) BUILD_ID="${2:?--build-id needs a name}"; shift ;;
+      --provision-args) PROVISION_ARGS="${2?--provision-args needs a string}"; shift ;;
+      --health-timeout) HEALTH_TIMEOUT="${2:?--health-timeout needs seconds}"; shift ;;
       up|down|count) ACTION="$1" ;;
       *) die "unknown argument '$1' (try --help)" ;;
     esac
@@ -73,7 +78,7 @@ down: deletes the namespaces (and with them the veth pairs)." ;;
     sim) echo "usage: cluster.sh sim up|down [--transport local|netns] [--sim-args \"simweb serve flags\"] [--state DIR] [--dry-run]
 up: starts simweb (on 127.0.0.1 locally, on ${NETNS_NET}.0.1 in the hub namespace for netns), log in
 DIR/simweb-requests.jsonl, its JSON line (ports, CA) in DIR/simweb.json." ;;
-    *) echo "no help for '$1'" ;;
+    *) fleet_help "$1" ;;
   esac
 }
 
@@ -86,7 +91,7 @@ run() {
 load_plan() {
   [[ -n "$CLUSTER" ]] || die "--cluster FILE is required"
   local write=()
-  [[ "$DRY_RUN" == 1 ]] || write=(--write)
+  [[ "$DRY_RUN" == 1 || "$TRANSPORT" == ssh ]] || write=(--write)
   N_NAME=() N_HOST=() N_PORT=() N_OUT=() N_CFG=() N_SEEDS=()
   local name host port out cfg seeds
   while IFS=$'\t' read -r name host port out cfg seeds; do
@@ -127,12 +132,10 @@ cmd_up() {
           pids+=("$!")
           echo "started ${N_NAME[$i]} (pid $!, log $out/node.log)"
         fi ;;
-      ssh)
-        run ssh "${SSH_ARGS[@]}" "${N_HOST[$i]}" "mkdir -p $(printf '%q' "$out")"
-        run scp "${SSH_ARGS[@]}" "$cfg" "${N_HOST[$i]}:$cfg"
-        run ssh "${SSH_ARGS[@]}" "${N_HOST[$i]}" "cd $(printf '%q' "$REMOTE_ROOT") && nohup node packages/shardcrawl/dist/cli/main.js node --config $(printf '%q' "$cfg") >> $(printf '%q' "$out/node.log") 2>&1 < /dev/null & echo \$! > $(printf '%q' "$out/node.pid")" ;;
+      ssh) ssh_up_node "$i" ;;
     esac
   done
+  if [[ "$WAIT" == 1 && "$TRANSPORT" == ssh ]]; then ssh_wait_nodes; return; fi
   if [[ "$WAIT" == 1 && ${#pids[@]} -gt 0 ]]; then
     local failed=0 p
     for p in "${pids[@]}"; do wait "$p" || failed=$((failed + 1)); done
@@ -158,7 +161,7 @@ cmd_down() {
           fi
         fi
         echo "${N_NAME[$i]}: stopped" ;;
-      ssh) run ssh "${SSH_ARGS[@]}" "${N_HOST[$i]}" "kill -TERM \$(cat $(printf '%q' "$pidfile")) 2>/dev/null; true" ;;
+      ssh) ssh_stop_node "$i" "disable --now" ;;
     esac
   done
 }
@@ -225,17 +228,25 @@ cmd_exchange() {
   echo "moved $moved"
 }
 
-# ssh: pull node i's finished outbox files through this machine to their owners.
+# ssh: pull node i's finished outbox files (*.urls.gz; a node writes under another name first)
+# through this machine to their owners. Files that cannot be delivered stay here, reported.
 exchange_ssh() {
   local i="$1" stage
   stage="$(mktemp -d)"
-  run rsync -a --remove-source-files -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:${N_OUT[$i]}/outbox/" "$stage/"
+  run rsync -a --remove-source-files --rsync-path="mkdir -p $(printf '%q' "${N_OUT[$i]}/outbox") && rsync" \
+    --include='*/' --include='*.urls.gz' --exclude='*' -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:${N_OUT[$i]}/outbox/" "$stage/"
   local d
   for d in "$stage"/*/; do
     [[ -d "$d" ]] || continue
-    local j
+    local j n
     j="$(index_of_node "$(basename "$d")")" || { echo "exchange: links for unknown node $(basename "$d") kept in $d" >&2; continue; }
-    run rsync -a --remove-source-files -e "ssh ${SSH_ARGS[*]}" --include '*.urls.gz' --exclude '*' "$d" "${N_HOST[$j]}:${N_OUT[$j]}/inbox/"
+    n="$(find "$d" -maxdepth 1 -name '*.urls.gz' | wc -l)"
+    [[ "$n" -gt 0 ]] || continue
+    if run rsync -a --remove-source-files --chown="$REMOTE_USER:$REMOTE_USER" -e "ssh ${SSH_ARGS[*]}" --include '*.urls.gz' --exclude '*' "$d" "${N_HOST[$j]}:${N_OUT[$j]}/inbox/"; then
+      moved=$((moved + n))
+    else
+      echo "exchange: delivery to ${N_NAME[$j]} failed; its files are kept in $d" >&2
+    fi
   done
   # Empty once delivered; files for unknown nodes stay (and are reported above).
   find "$stage" -depth -type d -empty -delete
@@ -266,7 +277,7 @@ cmd_logs() {
     echo "== ${N_NAME[$i]}"
     case "$TRANSPORT" in
       local|netns) [[ -f "${N_OUT[$i]}/node.log" ]] && run tail -n "$LINES" "${N_OUT[$i]}/node.log" ;;
-      ssh) run ssh "${SSH_ARGS[@]}" "${N_HOST[$i]}" "tail -n $LINES $(printf '%q' "${N_OUT[$i]}/node.log")" ;;
+      ssh) ssh_logs_node "$i" ;;
     esac
   done
 }
@@ -288,10 +299,11 @@ cmd_rounds() {
 cmd_rebalance() {
   cmd_down
   local i js="$SHARDCRAWL_JS" cf="$CLUSTER"
-  [[ "$TRANSPORT" == ssh ]] && js="$REMOTE_ROOT/packages/shardcrawl/dist/cli/main.js" cf="$REMOTE_ROOT/cluster.yaml"
   for i in "${!N_NAME[@]}"; do
     if [[ "$TRANSPORT" == ssh ]]; then
-      run scp "${SSH_ARGS[@]}" "$CLUSTER" "${N_HOST[$i]}:$cf"
+      ship_cluster_file "$i"
+      ssh_as_node_user "$i" node packages/shardcrawl/dist/cli/main.js rehome --out "${N_OUT[$i]}" --cluster "$REMOTE_ETC/cluster.yaml" --name "${N_NAME[$i]}"
+      continue
     elif [[ ! -f "${N_OUT[$i]}/node-config.json" ]]; then
       echo "${N_NAME[$i]}: new node (nothing crawled yet), nothing to rehome"
       continue

@@ -1,0 +1,183 @@
+// The ssh transport against real machines (registered by cluster-multihost.test.ts, so only one
+// 3-node cluster runs at a time). Each machine is a Debian system booted with systemd as PID 1
+// (systemd-nspawn -b) in its own network namespace with its own sshd and address, made by
+// scripts/cluster/machines.sh with keys made for the test. cluster.sh runs in the hub namespace,
+// which routes only to the machines and simweb: no other address is reachable from there.
+// Proven: provisioning for real (twice: the second run changes nothing; --check lists what a fresh
+// machine lacks), a build shipped over ssh, a 3-node crawl with seed/rounds(up, exchange)/collect
+// held to the same coverage, ownership and politeness checks as the local and netns clusters, and
+// the systemd unit: status, journald logs, SIGKILL restarted, start at boot, exit 75 not restarted.
+import { spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { ROOT } from "./harness/crawl.js";
+import { NODES, must, nodeUa, runCluster, sh, type ClusterRun } from "./cluster-run.js";
+
+const MACHINES_SH = join(ROOT, "scripts/cluster/machines.sh");
+const IMAGE = process.env.SHARDCRAWL_MACHINE_IMAGE ?? "/var/cache/shardcrawl/machine-image";
+const TOKEN = "lab-status-token-0123456789";
+
+function have(cmd: string): boolean {
+  return spawnSync("bash", ["-c", `command -v ${cmd}`]).status === 0;
+}
+
+function sshLabUnavailable(netnsSkip: string | null): string | null {
+  if (netnsSkip) return netnsSkip;
+  if (!have("systemd-nspawn")) return "systemd-nspawn is missing (apt-get install systemd-container; scripts/bootstrap.sh with BOOTSTRAP_WITH_FLEET=1)";
+  if (!existsSync(join(IMAGE, "lib/systemd/systemd")) && !have("debootstrap")) return `no machine image at ${IMAGE} and no debootstrap to build one`;
+  return null;
+}
+
+export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: string): void {
+  const skip = sshLabUnavailable(netnsSkip);
+  if (skip) console.warn(`cluster-ssh: skipped: ${skip}`);
+  const env = { SHARDCRAWL_NETNS_PREFIX: prefix, SHARDCRAWL_NETNS_NET: net, SHARDCRAWL_STATUS_TOKEN: TOKEN };
+  const hub = `${prefix}-hub`;
+  const dir = mkdtempSync(join(tmpdir(), "sc-cluster-ssh-"));
+  const lab = join(dir, "lab");
+  const state = join(dir, "state");
+  const hosts = Array.from({ length: NODES }, (_, i) => `${net}.${i + 1}.2`);
+  const sshEnv = { ...env, SSH_OPTS: `-F ${join(lab, "ssh_config")}` };
+  const op = (args: string[], timeoutMs = 600_000) => sh([...args, "--transport", "ssh"], sshEnv, timeoutMs, hub);
+  const machines = (args: string[]) => {
+    const r = spawnSync("bash", [MACHINES_SH, args[0]!, "--dir", lab, ...args.slice(1)], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 900_000 });
+    return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+  };
+  const onMachine = (i: number, cmd: string) => machines(["ssh", "--machine", String(i), "--", "bash", "-c", cmd]);
+  const unitProp = (i: number, name: string, prop: string) => onMachine(i, `systemctl show -p ${prop} --value shardcrawl-node@${name}`).stdout.trim();
+  async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    while (!ok()) {
+      if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
+      await new Promise((r) => setTimeout(r, 1000));
+    }
+  }
+
+  describe.skipIf(skip !== null)("3-node cluster on ssh machines (systemd, sshd, netns)", () => {
+    let run: ClusterRun;
+    let checkFresh: { code: number | null; stdout: string };
+    let provision1: { code: number | null; stdout: string };
+    let provision2: { code: number | null; stdout: string };
+    let checkAfter: { code: number | null; stdout: string };
+    let installed: { code: number | null; stdout: string; stderr: string };
+    let names: string[];
+    beforeAll(() => {
+      mkdirSync(state, { recursive: true });
+      const up = machines(["up", "--nodes", String(NODES), "--bind-ro", state]);
+      if (up.code !== 0) throw new Error(`machines up failed: ${up.stdout}\n${up.stderr}`);
+      // A cluster file naming the machines, for the commands that run before the crawl's own.
+      const pre = join(dir, "machines.yaml");
+      writeFileSync(pre, JSON.stringify({ nodes: hosts.map((host, i) => ({ name: `node${i}`, host })) }));
+      const prov = ["provision", "--cluster", pre, "--provision-args", "--no-nvme --no-sysctl"];
+      checkFresh = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl"]);
+      provision1 = op(prov);
+      provision2 = op(prov);
+      checkAfter = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl"]);
+      installed = op(["install", "--cluster", pre, "--build-id", "build-a"]);
+      if (installed.code !== 0) throw new Error(`install failed: ${installed.stdout}\n${installed.stderr}`);
+      run = runCluster({ transport: "ssh", dir, env: sshEnv, operatorNs: hub, simAddress: `${net}.0.1`, nodeHosts: hosts });
+      names = run.nodeOuts.map((o) => o.split("/").pop()!);
+    }, 900_000);
+    afterAll(() => {
+      sh(["sim", "down", "--transport", "netns", "--state", join(dir, "state-quota")], env);
+      machines(["down"]);
+    }, 300_000);
+
+    test("provisioning: a fresh machine lacks things, the first run changes them, the second changes nothing", () => {
+      expect(checkFresh.code).toBe(1);
+      expect(checkFresh.stdout).toMatch(/lacks: user shardcrawl/);
+      expect(checkFresh.stdout).toMatch(/lacks: \/etc\/systemd\/system\/shardcrawl-node@\.service/);
+      expect(provision1.code, provision1.stdout).toBe(0);
+      expect(provision1.stdout.match(/provision: \d+ change\(s\)/g)).toHaveLength(NODES);
+      expect(provision2.code, provision2.stdout).toBe(0);
+      expect(provision2.stdout.match(/provision: no change/g)).toHaveLength(NODES);
+      expect(provision2.stdout).not.toMatch(/change: /);
+      expect(checkAfter.code).toBe(0);
+      expect(installed.stdout.match(/build build-a installed/g)).toHaveLength(NODES);
+    });
+
+    test("the crawl rounds complete over ssh", () => {
+      expect(run.rounds.code, run.rounds.stdout + run.rounds.stderr).toBe(0);
+      expect(run.rounds.stdout).toMatch(/== done after \d+ rounds/);
+    });
+
+    test("the union of fetched pages is the whole reachable allowed set, each once, politely", () => {
+      const r = run.report;
+      expect(r.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
+      expect(r.coverage!.expected).toBeGreaterThan(300);
+      expect(r.coverage!.missing.count).toBe(0);
+      expect(r.coverage!.duplicates.extraFetches).toBe(0);
+    });
+
+    test("every host was fetched only by its owner, and links crossed machines", () => {
+      for (const [host, who] of run.fetchersByHost) expect([...who], host).toEqual([run.router.ownerOfHost(host)]);
+      expect(new Set([...run.fetchersByHost.values()].map((s) => [...s][0])).size).toBe(NODES);
+      for (const [node, lines] of run.pages) for (const l of lines) expect(run.router.ownerOfHost(new URL(l.url).hostname), l.url).toBe(node);
+      // Outbox files went from one machine to another between rounds (rsync through the operator).
+      const moved = [...run.rounds.stdout.matchAll(/exchange: moved (\d+) files/g)].map((m) => Number(m[1]));
+      expect(moved[0]).toBeGreaterThan(0);
+      expect(moved.at(-1)).toBe(0);
+    });
+
+    test("systemd: status and journald logs, a node killed with SIGKILL is restarted by its unit", async () => {
+      // The same cluster, long-lived: nodes stay up (their frontiers are empty) and answer /status.
+      const live = join(dir, "live.yaml");
+      const spec = JSON.parse(readFileSync(run.cluster, "utf8")) as { defaults: Record<string, unknown> };
+      spec.defaults.exitWhenDone = false;
+      writeFileSync(live, JSON.stringify(spec));
+      must(op(["up", "--cluster", live]), "up (long-lived)");
+      await until("every node answers /status", () => /^total\s+up\b/m.test(op(["status", "--cluster", live]).stdout));
+      const logs = op(["logs", "--cluster", live, "--lines", "20"]);
+      expect(logs.code).toBe(0);
+      for (const n of names) expect(logs.stdout).toMatch(new RegExp(`== ${n}\\n(.*\\n)*.*shardcrawl-${n}\\[\\d+\\]`));
+      const pid = unitProp(0, names[0]!, "MainPID");
+      expect(Number(pid)).toBeGreaterThan(0);
+      expect(onMachine(0, `kill -KILL ${pid}`).code).toBe(0);
+      await until("the unit restarts the node", () => {
+        const now = unitProp(0, names[0]!, "MainPID");
+        return now !== "0" && now !== pid && unitProp(0, names[0]!, "ActiveState") === "active";
+      });
+      expect(unitProp(0, names[0]!, "NRestarts")).toBe("1");
+      await until("the restarted node answers /status", () => /^total\s+up\b/m.test(op(["status", "--cluster", live]).stdout));
+    });
+
+    test("systemd: the node starts when its machine boots", async () => {
+      must(machines(["halt", "--machine", "1"]), "halt m1");
+      must(machines(["boot", "--machine", "1", "--bind-ro", state]), "boot m1");
+      await until("node1's unit is active after boot", () => unitProp(1, names[1]!, "ActiveState") === "active");
+      expect(unitProp(1, names[1]!, "UnitFileState")).toBe("enabled");
+      must(op(["down", "--cluster", join(dir, "live.yaml")]), "down");
+      for (let i = 0; i < NODES; i++) {
+        expect(unitProp(i, names[i]!, "ActiveState")).toBe("inactive");
+        expect(unitProp(i, names[i]!, "UnitFileState")).toBe("disabled");
+      }
+    });
+
+    test("systemd: exit 75 (upstream quota exhausted) is not restarted", async () => {
+      // A simweb whose upstream quota is already spent: every page request gets 429 + x-upstream-quota.
+      const qstate = join(dir, "state-quota");
+      const simCfg = join(dir, "simweb-quota.json");
+      writeFileSync(simCfg, JSON.stringify({ ...JSON.parse(readFileSync(join(dir, "simweb.json"), "utf8")), quota: { afterRequests: 0, header: "x-upstream-quota" } }));
+      const simArgs = [...run.simArgs.filter((a, i, all) => a !== "--config" && all[i - 1] !== "--config"), "--config", simCfg];
+      const info = JSON.parse(must(sh(["sim", "up", "--transport", "netns", "--state", qstate, "--sim-args", [...simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number };
+      const spec = JSON.parse(readFileSync(run.cluster, "utf8")) as { outRoot: string; defaults: Record<string, unknown>; nodes: Array<Record<string, unknown>> };
+      spec.outRoot = "/data/crawl/quota-run";
+      spec.defaults.upstreamQuotaHeader = "x-upstream-quota";
+      spec.defaults.connectTo = [`:80:${net}.0.1:${info.http}`, `:443:${net}.0.1:${info.https}`];
+      const quota = join(dir, "quota.yaml");
+      writeFileSync(quota, JSON.stringify(spec));
+      must(op(["up", "--cluster", quota]), "up (quota)");
+      await until("every node exits with 75", () => names.every((n, i) => unitProp(i, n, "ExecMainStatus") === "75" && unitProp(i, n, "ActiveState") === "failed"), 120_000);
+      // Two restart delays (RestartSec=5) later: still failed, never restarted.
+      await new Promise((r) => setTimeout(r, 12_000));
+      for (let i = 0; i < NODES; i++) {
+        expect(unitProp(i, names[i]!, "ActiveState")).toBe("failed");
+        expect(unitProp(i, names[i]!, "NRestarts")).toBe("0");
+      }
+      must(op(["down", "--cluster", quota]), "down (quota)");
+      void nodeUa;
+    });
+  });
+}
