@@ -61,6 +61,9 @@ async function main(): Promise<void> {
     ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
     priorityRules: config.priorityRules,
     spoolDir: spoolDir(config.out),
+    // Inline, links are hashed at the ack, only those the seen cache does not know (threads hash
+    // off the main thread instead).
+    hashLinks: config.parserThreads > 0,
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
@@ -184,6 +187,11 @@ async function main(): Promise<void> {
     await frontier.ackPage(consumer, p.id, ownLinks, { error: res.error ?? null });
     // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
     stats.add("outOfScope", res.outOfScope);
+    const cached = frontier.takeSeenCacheHits();
+    if (cached > 0) {
+      stats.add("duplicates", cached);
+      stats.add("seenCached", cached);
+    }
   }
 
   /** The page with its body read back from the spool (still referenced: the page is not acked yet). */
