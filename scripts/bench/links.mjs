@@ -78,15 +78,20 @@ row("host of a normalized URL", perItem(linkCount, () => {
 row("scope: registrable domain (tldts)", perItem(linkCount, () => {
   for (const p of pages) for (const u of p.links) sink += registrableDomain(hostOf(u) ?? "").length;
 }), "link", "hostOf + tldts getDomain, no memo");
+{
+  const { scopeAllows } = await dist("node/open-frontier.js");
+  const keys = [...new Set(pages.map((p) => registrableDomain(hostOf(p.url))))];
+  const inScope = scopeAllows({ mode: "domains", keys });
+  row("scope as the parser runs it (per-host memo)", perItem(linkCount, () => {
+    for (const p of pages) for (const u of p.links) sink += inScope(hostOf(u) ?? "") ? 1 : 0;
+  }), "link", "hostOf + memo of the host's answer (scopeAllows)");
+}
 if (extra?.SeenCache) {
-  const { HostScope } = await dist("url/host-scope.js").catch(() => ({}));
-  if (HostScope) {
-    const keys = new Set(pages.map((p) => registrableDomain(hostOf(p.url))));
-    const scope = new HostScope((h) => keys.has(registrableDomain(h)));
-    row("scope with a per-host memo", perItem(linkCount, () => {
-      for (const p of pages) for (const u of p.links) sink += scope.allows(hostOf(u) ?? "") ? 1 : 0;
-    }), "link", "hostOf + Map lookup (url/host-scope.ts)");
-  }
+  const cache = new extra.SeenCache();
+  for (const p of pages) for (const u of p.links) cache.remember(u);
+  row("seen cache lookup (URL known seen)", perItem(linkCount, () => {
+    for (const p of pages) for (const u of p.links) sink += cache.has(u) ? 1 : 0;
+  }), "link", "frontier/seen-cache.ts: a known link skips hashing, encoding and Redis");
 }
 const filters = buildUrlFilters(defaultConfig?.().urlFilters ?? ["max-path-depth=32", "max-repeated-segment=4", "max-query-params=12"]);
 row("URL filters (the node's default chain)", perItem(linkCount, () => {
