@@ -39,8 +39,9 @@ const CUT = 250 * 1024;
 const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
 const work = mkdtempSync(join(tmpdir(), "bench-crawl-"));
 
-function simwebConfig(scheme) {
-  return { preset: "polite", hosts: HOSTS, seed: 11, httpsShare: scheme === "https" ? 1 : 0 };
+/** simweb's `polite` web; "simweb-reallinks": the same with links per page drawn from real pages' counts. */
+function simwebConfig(scheme, web = "simweb") {
+  return { preset: "polite", hosts: HOSTS, seed: 11, httpsShare: scheme === "https" ? 1 : 0, ...(web === "simweb-reallinks" ? { outDegreeFrom: "real" } : {}) };
 }
 
 /**
@@ -49,7 +50,7 @@ function simwebConfig(scheme) {
  */
 async function startWeb(scheme, dir, web = "simweb") {
   const start = async (netArgs) => {
-    if (web !== "real") return startSimweb(simwebConfig(scheme), netArgs, dir);
+    if (web !== "real") return startSimweb(simwebConfig(scheme, web), netArgs, dir);
     const seeds = join(dir, `seeds-${scheme}.txt`);
     const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(REAL_HOSTS), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...netArgs], dir);
     return { ...sim, seedsFile: seeds };

@@ -38,7 +38,7 @@ function parseSection(d) {
   return L;
 }
 
-const webName = (r) => (r.web === "real" ? "real pages" : "simweb");
+const webName = (r) => (r.web === "real" ? "real pages" : r.web === "simweb-reallinks" ? "simweb, real link counts" : "simweb");
 const linksCell = (r) => (r.links ? `${f0(r.links.perPage)} (${f0(r.links.inScopePerPage)} in scope, ${f0((r.links.duplicateShare ?? NaN) * 100)}% of those seen)` : "n/a");
 
 function crawlSection(d, prof, parse) {
