@@ -16,7 +16,7 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ webs: { type: "string", default: "simweb,real" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
@@ -306,9 +306,9 @@ function crawleePeer(sim, scheme, seedsFile) {
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }
 
-/** (web, scheme) pairs of this run: every web over every scheme. */
+/** (web, scheme) pairs of this run: every web for each scheme in turn (so a run cut short has both webs side by side). */
 function webSchemes() {
-  return opts.webs.split(",").flatMap((w) => opts.schemes.split(",").map((s) => [w, s]));
+  return opts.schemes.split(",").flatMap((s) => opts.webs.split(",").map((w) => [w, s]));
 }
 
 const results = [];

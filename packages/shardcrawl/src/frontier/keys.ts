@@ -56,7 +56,8 @@
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
-//                              dropped:<reason> ...) and gauges (queued, hostsQueued)
+//                              dropped:<reason>, duplicates, seenCached (duplicates a parser's seen cache
+//                              answered without Redis, also counted in duplicates) ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
 /** Entries kept in P shedlog (about 100 bytes each): enough to explain recent shedding, bounded under memory pressure. */
