@@ -48,6 +48,16 @@ export function procMem(pid) {
   }
 }
 
+/** Current resident set (VmRSS, bytes) of a process. */
+export function procRss(pid) {
+  try {
+    const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, "utf8"));
+    return m ? Number(m[1]) * 1024 : 0;
+  } catch {
+    return 0;
+  }
+}
+
 export function procCmd(pid) {
   try {
     return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").filter(Boolean);
@@ -104,17 +114,26 @@ export async function startSimweb(config, extraArgs = [], dir) {
   mkdirSync(dir, { recursive: true });
   const cfgFile = join(dir, "simweb-config.json");
   writeFileSync(cfgFile, JSON.stringify(config));
-  const proc = spawn(process.execPath, [SIMWEB_CLI, "serve", "--config", cfgFile, "--port", "0", "--https-port", "0", ...extraArgs], { stdio: ["ignore", "pipe", "inherit"] });
+  return { ...(await spawnServer([SIMWEB_CLI, "serve", "--config", cfgFile, "--port", "0", "--https-port", "0", ...extraArgs], dir)), cfgFile };
+}
+
+/**
+ * Starts a server process (node ARGV) that prints one JSON line {http, https, ca, ...} on stdout
+ * once it listens; resolves with its ports, CA file and that line.
+ */
+export async function spawnServer(argv, dir) {
+  mkdirSync(dir, { recursive: true });
+  const proc = spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "inherit"] });
   running.add(proc);
   proc.once("exit", () => running.delete(proc));
   const line = await new Promise((res, rej) => {
-    const t = setTimeout(() => rej(new Error("simweb did not start")), 60_000);
+    const t = setTimeout(() => rej(new Error(`${argv[1] ?? argv[0]} did not start`)), 60_000);
     createInterface({ input: proc.stdout }).once("line", (l) => { clearTimeout(t); res(l); });
-    proc.once("exit", (c) => { clearTimeout(t); rej(new Error(`simweb exited ${c}`)); });
+    proc.once("exit", (c) => { clearTimeout(t); rej(new Error(`${argv[1] ?? argv[0]} exited ${c}`)); });
   });
   const info = JSON.parse(line);
   return {
-    proc, http: info.http, https: info.https, ca: info.ca, cfgFile,
+    proc, http: info.http, https: info.https, ca: info.ca, info,
     stop: async () => {
       if (proc.exitCode !== null) return;
       proc.kill("SIGTERM");

@@ -8,15 +8,15 @@
 // Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile]
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
   ROOT, RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, descendants, fmt, median, procCmd, procCpu, procMem,
-  randomLoopback, startRedisServer, startSimweb, writeResult,
+  randomLoopback, startRedisServer, startSimweb, writeResult, benchRequire, procRss, spawnServer,
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
@@ -30,31 +30,50 @@ const REPS = Number(opts.reps ?? 3);
 // Crawlee takes several times longer per page; one run in quick mode.
 const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
 const DELAY_MS = 100;
+/** The real-page web (simweb realweb over htmlparser-benchmark's pages): its hosts and page budget. */
+const REAL_HOSTS = 66;
+const REAL_MAX_PAGES = Number(opts["real-max-pages"] ?? 3000);
+const REAL_CORPUS = join(benchRequire.resolve("htmlparser-benchmark/package.json"), "..", "files");
+const budgetOf = (web) => (web === "real" ? REAL_MAX_PAGES : MAX_PAGES);
 const CUT = 250 * 1024;
 const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
 const work = mkdtempSync(join(tmpdir(), "bench-crawl-"));
 
-function simwebConfig(scheme) {
-  return { preset: "polite", hosts: HOSTS, seed: 11, httpsShare: scheme === "https" ? 1 : 0 };
+/** simweb's `polite` web; "simweb-reallinks": the same with links per page drawn from real pages' counts. */
+function simwebConfig(scheme, web = "simweb") {
+  return { preset: "polite", hosts: HOSTS, seed: 11, httpsShare: scheme === "https" ? 1 : 0, ...(web === "simweb-reallinks" ? { outDegreeFrom: "real" } : {}) };
 }
 
-/** simweb on ports 80/443 of a private loopback address when we may bind them, so peers need only DNS. */
-async function startWeb(scheme, dir) {
-  const config = simwebConfig(scheme);
+/**
+ * The web to crawl: simweb (`polite` preset) or the real-page web (`simweb realweb`), on ports 80/443
+ * of a private loopback address when we may bind them, so peers need only DNS.
+ */
+async function startWeb(scheme, dir, web = "simweb") {
+  const start = async (netArgs) => {
+    if (web !== "real") return startSimweb(simwebConfig(scheme, web), netArgs, dir);
+    const seeds = join(dir, `seeds-${scheme}.txt`);
+    const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(REAL_HOSTS), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...netArgs], dir);
+    return { ...sim, seedsFile: seeds };
+  };
   if (process.getuid?.() === 0) {
     for (let i = 0; i < 5; i++) {
       const ip = randomLoopback();
       try {
-        const sim = await startSimweb(config, ["--bind", ip, "--port", "80", "--https-port", "443"], dir);
-        return { ...sim, ip, config };
+        const sim = await start(["--bind", ip, "--port", "80", "--https-port", "443"]);
+        return { ...sim, ip, web };
       } catch { /* address taken: try another */ }
     }
   }
-  const sim = await startSimweb(config, [], dir);
-  return { ...sim, ip: "127.0.0.1", config };
+  const sim = await start([]);
+  return { ...sim, ip: "127.0.0.1", web };
 }
 
 function seedsFor(sim, file) {
+  if (sim.seedsFile) {
+    const text = readFileSync(sim.seedsFile, "utf8");
+    writeFileSync(file, text);
+    return text.trim().split("\n").length;
+  }
   const r = spawnSync(process.execPath, [SIMWEB_CLI, "seeds", "--config", sim.cfgFile], { encoding: "utf8", maxBuffer: 64 << 20 });
   if (r.status !== 0) throw new Error(`simweb seeds: ${r.stderr}`);
   writeFileSync(file, r.stdout);
@@ -74,8 +93,9 @@ function roleOf(pid, redisPid) {
 /** One crawl run; samples every process of the node while it runs. */
 async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCRAWL_CLI, extraArgs = []) {
   const out = join(work, `${label}`);
-  const seeds = join(work, `seeds-${scheme}.txt`);
+  const seeds = join(work, `seeds-${sim.web}-${scheme}.txt`);
   const seedCount = seedsFor(sim, seeds);
+  const maxPages = budgetOf(sim.web);
   const redis = await startRedisServer(redisDir);
   // BENCH_MONITOR=1: counts the commands clients send (not those scripts run), by name; costs CPU.
   const monitor = process.env.BENCH_MONITOR ? await redis.client.duplicate().monitor() : undefined;
@@ -85,7 +105,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const redis0 = redis.cpu();
   const argv = [
     cli, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
-    "--max-pages", String(MAX_PAGES), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
+    "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
     "--allow-private", "--ca-file", sim.ca, "--user-agent", UA,
     "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
     "--expected-urls", "1000000", ...extraArgs,
@@ -105,16 +125,20 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     for (const pid of [proc.pid, ...descendants(proc.pid), redis.pid]) {
       const c = procCpu(pid);
       if (!c) continue;
-      const prev = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, peak: 0 };
+      const prev = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, peak: 0, rss: 0 };
       prev.cpu = c.self;
       prev.peak = Math.max(prev.peak, procMem(pid));
+      prev.rss = procRss(pid);
       perPid.set(pid, prev);
     }
+    // Resident memory now, summed per role over live processes (to see growth with pages crawled).
+    const rss = {};
+    for (const [pid, p] of perPid) if (p.rss > 0 && procCpu(pid)) rss[p.role] = (rss[p.role] ?? 0) + p.rss / 1e6;
     // A process that exited keeps its last figure in perPid, so the sum never goes back.
     const roles = {};
     for (const [pid, p] of perPid) roles[p.role] = (roles[p.role] ?? 0) + p.cpu - (pid === redis.pid ? redis0 : 0);
     const cpu = Object.values(roles).reduce((n, c) => n + c, 0);
-    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, roles, fetched: Number(n ?? 0) }), () => undefined);
+    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, roles, rss, fetched: Number(n ?? 0) }), () => undefined);
   };
   const timer = setInterval(sample, 200);
   const code = await new Promise((r) => proc.once("exit", r));
@@ -134,6 +158,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     process.stderr.write(`commands sent per page: ${JSON.stringify(Object.fromEntries(Object.entries(sent).map(([c, n]) => [c, +(n / fetched).toFixed(3)])))}\n`);
   }
   const statFetched = Number((await redis.client.hget("sc:stats", "fetched")) ?? 0);
+  const links = linkCounts(await redis.client.hgetall("sc:stats"), pages);
   const memory = await redisMemory(redis.client);
   await redis.stop();
   const byRole = {};
@@ -152,7 +177,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     pagesPerSecond: fetched / wall, cpuSeconds: totalCpu, nodeCpuSeconds: nodeCpu, redisCpuSeconds: redisCpu,
     pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, steady, byRole, redis: memory,
     redisCommandsPerPage: commands.total / fetched, redisCommands: commands.byCommand,
-    truncated: pages.filter((p) => p.truncated).length,
+    truncated: pages.filter((p) => p.truncated).length, links, rssGrowth: rssGrowth(marks, statFetched), maxPages,
     urls: pages.filter((p) => p.status === 200).map((p) => p.url),
     out,
   };
@@ -173,6 +198,31 @@ function steadyWindow(marks, total) {
   const cpu = b.cpu - a.cpu;
   const msPerPageByRole = Object.fromEntries(Object.keys(b.roles).map((r) => [r, (((b.roles[r] ?? 0) - (a.roles[r] ?? 0)) / pages) * 1000]));
   return { from: STEADY_FROM, to: STEADY_TO, pages, cpuSeconds: cpu, pagesPerCpuSecond: pages / cpu, cpuMsPerPage: (cpu / pages) * 1000, msPerPageByRole };
+}
+
+/**
+ * Links per parsed page as the crawler saw them (after its per-page de-duplication): in scope
+ * (sent to the frontier), out of scope, and the share of in-scope links the seen filter already had.
+ */
+function linkCounts(stats, pages) {
+  const parsed = Number(stats.parsed ?? 0) || 1;
+  const inScope = pages.reduce((n, p) => n + (p.outlinks ?? 0), 0);
+  const outOfScope = Number(stats.outOfScope ?? 0);
+  const duplicates = Number(stats.duplicates ?? 0) + Number(stats.seenCached ?? 0);
+  return {
+    perPage: (inScope + outOfScope) / parsed, inScopePerPage: inScope / parsed, outOfScopePerPage: outOfScope / parsed,
+    duplicateShare: duplicates / Math.max(1, inScope), newPerPage: Number(stats.discovered ?? 0) / parsed,
+  };
+}
+
+/** Resident memory per role at 30% and at 90% of the crawl's pages, and the growth in between (MB). */
+function rssGrowth(marks, total) {
+  const a = marks.find((m) => m.fetched >= 0.3 * total);
+  const b = marks.findLast((m) => m.fetched <= 0.9 * total);
+  if (!a || !b || a === b) return undefined;
+  const out = {};
+  for (const r of Object.keys(b.rss)) out[r] = { at30: a.rss[r] ?? 0, at90: b.rss[r], growthMB: b.rss[r] - (a.rss[r] ?? 0) };
+  return out;
 }
 
 function readPages(out) {
@@ -247,18 +297,24 @@ function undiciFloor(sim, urls, scheme, fresh = false) {
 /** Crawlee's CheerioCrawler on the same site, in its own process (packages/bench). */
 function crawleePeer(sim, scheme, seedsFile) {
   if (sim.http !== 80) return { skipped: "simweb could not bind ports 80/443 (not root), and Crawlee has no connect-to" };
-  const dir = join(work, `crawlee-${scheme}`);
+  const dir = join(work, `crawlee-${sim.web}-${scheme}`);
+  const maxPages = budgetOf(sim.web);
   const r = spawnSync(process.execPath, [new URL("../../packages/bench/crawlee-peer.mjs", import.meta.url).pathname,
-    "--seeds", seedsFile, "--ip", sim.ip, "--max-pages", String(MAX_PAGES), "--delay", String(DELAY_MS), "--cut", String(CUT), "--dir", dir, "--user-agent", UA],
+    "--seeds", seedsFile, "--ip", sim.ip, "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--cut", String(CUT), "--dir", dir, "--user-agent", UA],
   { encoding: "utf8", maxBuffer: 16 << 20, env: { ...process.env, NODE_EXTRA_CA_CERTS: sim.ca, CRAWLEE_STORAGE_DIR: dir }, timeout: 30 * 60_000 });
   if (r.status !== 0) return { error: `exit ${r.status}: ${(r.stderr ?? "").slice(-1500)}` };
   return JSON.parse(r.stdout.trim().split("\n").pop());
 }
 
+/** (web, scheme) pairs of this run: every web for each scheme in turn (so a run cut short has both webs side by side). */
+function webSchemes() {
+  return opts.schemes.split(",").flatMap((s) => opts.webs.split(",").map((w) => [w, s]));
+}
+
 const results = [];
 // Written after each scheme, so a run cut short keeps what it measured.
 const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
-  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
+  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, realHosts: REAL_HOSTS, realMaxPages: REAL_MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
   command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
 });
 /**
@@ -266,22 +322,23 @@ const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}
  * dist/cli/main.js), alternating over the same simweb.
  */
 async function compareBuilds(cliB) {
-  for (const scheme of opts.schemes.split(",")) {
-    const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
+  for (const [web, scheme] of webSchemes()) {
+    const sim = await startWeb(scheme, join(work, `web-${web}-${scheme}`), web);
     try {
       const runs = { a: [], b: [] };
       for (let i = 0; i < REPS; i++) {
         for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
-          const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${k}${i}`), `crawl-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
+          const run = await crawlOnce(scheme, sim, join(work, `redis-${web}-${scheme}-${k}${i}`), `crawl-${web}-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${scheme} ${k}${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          process.stderr.write(`${web} ${scheme} ${k}${i} (load ${loadavg()[0].toFixed(2)}): ${run.fetched} pages, ${fmt(run.links.perPage)} links/page (${fmt(run.links.inScopePerPage)} in scope), ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
           runs[k].push(run);
         }
       }
       for (const k of ["a", "b"]) {
         const cmds = {};
         for (const [c, n] of Object.entries(runs[k][0].redisCommands)) cmds[c] = fmt(n / runs[k][0].fetched, 2);
-        process.stderr.write(`${scheme} ${k === "a" ? "this build" : cliB}: median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s (steady ${fmt(median(runs[k].map((r) => r.steady?.pagesPerCpuSecond ?? NaN)))}), ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
+        const med = (f) => fmt(median(runs[k].map(f)), 2);
+        process.stderr.write(`${web} ${scheme} ${k === "a" ? "this build" : cliB}: per-page ms median: ${["supervisor", "fetcher", "parser", "redis"].map((r) => `${r} ${med((x) => (x.byRole[r]?.cpuSeconds ?? NaN) / x.fetched * 1000)}`).join(", ")}; median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s (steady ${fmt(median(runs[k].map((r) => r.steady?.pagesPerCpuSecond ?? NaN)))}), ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
       }
     } finally {
       await sim.stop();
@@ -295,13 +352,14 @@ if (opts.compare) {
   process.exit(0);
 }
 
-for (const scheme of opts.schemes.split(",")) {
-  const sim = await startWeb(scheme, join(work, `simweb-${scheme}`));
+for (const [web, scheme] of webSchemes()) {
+  const sim = await startWeb(scheme, join(work, `web-${web}-${scheme}`), web);
   try {
     const runs = [];
     for (let i = 0; i < REPS; i++) {
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-${i}`), `crawl-${scheme}-${i}`, undefined, SHARDCRAWL_CLI, aArgs);
-      process.stderr.write(`${scheme} run ${i}: ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, steady ${fmt(run.steady?.pagesPerCpuSecond)} (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${web}-${scheme}-${i}`), `crawl-${web}-${scheme}-${i}`, undefined, SHARDCRAWL_CLI, aArgs);
+      run.load = loadavg().map((x) => Number(x.toFixed(2)));
+      process.stderr.write(`${web} ${scheme} run ${i} (load ${run.load[0]}): ${run.fetched} pages, ${fmt(run.links.perPage)} links/page, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s, steady ${fmt(run.steady?.pagesPerCpuSecond)} (redis ${fmt(run.redisCpuSeconds, 2)} s)\n`);
       runs.push(run);
     }
     const urls = runs[0].urls;
@@ -315,21 +373,22 @@ for (const scheme of opts.schemes.split(",")) {
     process.stderr.write(`${scheme} undici floor, a new connection per page: ${fmt(median(freshFloors.map((f) => f.pagesPerCpuSecond)))} pages/CPU-s\n`);
     const crawlee = [];
     for (let i = 0; i < CRAWLEE_REPS && !opts["skip-peers"]; i++) {
-      const c = crawleePeer(sim, scheme, join(work, `seeds-${scheme}.txt`));
+      const c = crawleePeer(sim, scheme, join(work, `seeds-${web}-${scheme}.txt`));
       crawlee.push(c);
       process.stderr.write(`${scheme} crawlee run ${i}: ${JSON.stringify({ ...c, urls: undefined }).slice(0, 300)}\n`);
       if (c.skipped || c.error) break;
     }
     let profile;
     if (opts.profile) {
-      const pdir = join(work, `profiles-${scheme}`);
-      const run = await crawlOnce(scheme, sim, join(work, `redis-${scheme}-prof`), `crawl-${scheme}-prof`, pdir, SHARDCRAWL_CLI, aArgs);
+      const pdir = join(work, `profiles-${web}-${scheme}`);
+      const run = await crawlOnce(scheme, sim, join(work, `redis-${web}-${scheme}-prof`), `crawl-${web}-${scheme}-prof`, pdir, SHARDCRAWL_CLI, aArgs);
       profile = { ...analyseProfiles(pdir, run.fetched), redisMsPerPage: (run.redisCpuSeconds / run.fetched) * 1000, profiledPagesPerCpuSecond: run.pagesPerCpuSecond };
       process.stderr.write(`${scheme} profile: ${JSON.stringify(profile.msPerPage)}\n`);
     }
     const ok = crawlee.filter((c) => c.pagesPerCpuSecond);
     results.push({
-      scheme,
+      web, scheme, webInfo: sim.info?.stats,
+      links: { perPage: median(runs.map((r) => r.links.perPage)), inScopePerPage: median(runs.map((r) => r.links.inScopePerPage)), outOfScopePerPage: median(runs.map((r) => r.links.outOfScopePerPage)), duplicateShare: median(runs.map((r) => r.links.duplicateShare)) },
       runs: runs.map(({ urls: _u, ...r }) => r),
       median: {
         pagesPerSecond: median(runs.map((r) => r.pagesPerSecond)),

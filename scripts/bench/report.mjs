@@ -38,29 +38,34 @@ function parseSection(d) {
   return L;
 }
 
+const webName = (r) => (r.web === "real" ? "real pages" : r.web === "simweb-reallinks" ? "simweb, real link counts" : "simweb");
+const linksCell = (r) => (r.links ? `${f0(r.links.perPage)} (${f0(r.links.inScopePerPage)} in scope, ${f0((r.links.duplicateShare ?? NaN) * 100)}% of those seen)` : "n/a");
+
 function crawlSection(d, prof, parse) {
-  const L = [`### One node end to end (median of ${d.reps} runs per scheme; Crawlee: ${d.crawleeReps ?? d.reps})`, "",
+  const real = d.results.some((r) => r.web === "real");
+  const L = [`### One node end to end (median of ${d.reps} runs per web and scheme; Crawlee: ${d.crawleeReps ?? d.reps})`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
-    `simweb \`polite\` preset, ${d.hosts} hosts (all HTTP, then all HTTPS), default page sizes (median 138 KB, mean 242 KB), bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 1, the default), bodies passed to the parser through the spool, budget ${d.maxPages} pages. simweb runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser parsing on its main thread (parserThreads 0, the default), redis-server with AOF everysec) from /proc.`, "",
-    "| scheme | pages/s | pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | peak RSS MB (sup/fetch/parse/redis) | undici floor pages/CPU-s | Crawlee pages/CPU-s | shardcrawl vs Crawlee |",
-    "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |"];
+    `Two webs, each over HTTP then HTTPS: **simweb** (\`polite\` preset, ${d.hosts} hosts, default page sizes (median 138 KB, mean 242 KB), budget ${d.maxPages} pages)${real ? ` and **real pages** (\`simweb realweb\`: htmlparser-benchmark's 258 real pages served as they are with every href rewritten onto ${d.realHosts} served hosts, so each page keeps its real link count and mix: same site, other served sites, out of scope, duplicates as they occur; a host's pages drawn from 16 of the corpus pages, so navigation repeats across its pages; robots.txt on every host; gzip when accepted; budget ${d.realMaxPages} pages)` : ""}. Bodies cut at ${d.cutBytes / 1024} KB, ${d.delayMs} ms between requests to a host, one request per host at a time, gzip WARC output (level 1, the default), bodies passed to the parser through the spool. The web server runs on the same 2 cores (its CPU is not counted). CPU = every process of the node (supervisor, fetcher, parser parsing on its main thread (parserThreads 0, the default), redis-server with AOF everysec) from /proc. Links/page = links per parsed page after the parser's per-page de-duplication (in scope: sent towards the frontier; the share of those the seen filter or the parser's seen cache already had).`, "",
+    "| web | scheme | links/page | pages/s | pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | peak RSS MB (sup/fetch/parse/redis) | RSS growth 30%->90% of pages, MB (fetch/parse/redis) | undici floor pages/CPU-s | Crawlee pages/CPU-s | shardcrawl vs Crawlee | load (1 min) |",
+    "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | --- | --- | ---: | ---: | ---: | ---: |"];
   for (const r of d.results) {
     const run = r.runs[Math.floor(r.runs.length / 2)];
     const ms = (role) => f2(((run.byRole[role]?.cpuSeconds ?? NaN) / run.fetched) * 1000);
     const rss = ["supervisor", "fetcher", "parser", "redis"].map((x) => f0(run.byRole[x]?.peakRssMB)).join(" / ");
+    const growth = run.rssGrowth ? ["fetcher", "parser", "redis"].map((x) => f1(run.rssGrowth[x]?.growthMB)).join(" / ") : "n/a";
     const cr = r.crawlee?.pagesPerCpuSecond;
-    L.push(`| ${r.scheme} | ${f1(r.median.pagesPerSecond)} | **${f1(r.median.pagesPerCpuSecond)}** | ${f2(r.median.cpuMsPerPage)} | ${ms("supervisor")} | ${ms("fetcher")} | ${ms("parser")} | ${ms("redis")} | ${rss} | ${f0(r.undiciFloor?.pagesPerCpuSecond)} | ${f1(cr)} | ${cr ? f1(r.median.pagesPerCpuSecond / cr) + "x" : r.crawlee?.runs?.[0]?.skipped ?? r.crawlee?.runs?.[0]?.error ?? "n/a"} |`);
+    L.push(`| ${webName(r)} | ${r.scheme} | ${linksCell(r)} | ${f1(r.median.pagesPerSecond)} | **${f1(r.median.pagesPerCpuSecond)}** | ${f2(r.median.cpuMsPerPage)} | ${ms("supervisor")} | ${ms("fetcher")} | ${ms("parser")} | ${ms("redis")} | ${rss} | ${growth} | ${f0(r.undiciFloor?.pagesPerCpuSecond)} | ${f1(cr)} | ${cr ? f1(r.median.pagesPerCpuSecond / cr) + "x" : r.crawlee?.runs?.[0]?.skipped ?? r.crawlee?.runs?.[0]?.error ?? "n/a"} | ${run.load?.[0] ?? "n/a"} |`);
   }
-  L.push("", "Per-process columns are CPU ms per page of the whole run (process start, module loading, robots.txt of every host and the drain included).", "");
+  L.push("", "Per-process columns are CPU ms per page of the whole run (process start, module loading, robots.txt of every host and the drain included). RSS growth: resident memory of each role between the samples at 30% and 90% of the crawl's pages.", "");
   if (d.results.some((r) => Number.isFinite(r.median.steadyPagesPerCpuSecond))) {
-    L.push("Steady state: the same runs, counting only the CPU spent while the crawl went from 20% to 90% of its pages (sampled every 200 ms from /proc for the node, from `process.cpuUsage()` inside Crawlee's process at the same page counts). This is what each further page costs in a long crawl, and the figure the issue's per-page targets are judged on here; the whole-run figure above carries a fixed cost of the order of 2 CPU-seconds per crawl that a 1,500-page run spreads over few pages (Crawlee's whole-run figure counts its process from its start, module loading included, as ours does).", "",
-      "| scheme | steady pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | Crawlee steady pages/CPU-s | shardcrawl vs Crawlee (steady) |",
-      "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
+    L.push("Steady state: the same runs, counting only the CPU spent while the crawl went from 20% to 90% of its pages (sampled every 200 ms from /proc for the node, from `process.cpuUsage()` inside Crawlee's process at the same page counts). This is what each further page costs in a long crawl; the whole-run figure above carries a fixed cost of the order of 2 CPU-seconds per crawl (Crawlee's whole-run figure counts its process from its start, module loading included, as ours does).", "",
+      "| web | scheme | links/page | steady pages per CPU-second | CPU ms/page | supervisor | fetcher | parser | redis | Crawlee steady pages/CPU-s | shardcrawl vs Crawlee (steady) |",
+      "| --- | --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |");
     for (const r of d.results) {
       const cs = r.crawlee?.steadyPagesPerCpuSecond;
       const run = r.runs[Math.floor(r.runs.length / 2)];
       const ms = (role) => f2(run.steady?.msPerPageByRole?.[role]);
-      L.push(`| ${r.scheme} | **${f1(r.median.steadyPagesPerCpuSecond)}** | ${f2(r.median.steadyCpuMsPerPage)} | ${ms("supervisor")} | ${ms("fetcher")} | ${ms("parser")} | ${ms("redis")} | ${f1(cs)} | ${cs ? f1(r.median.steadyPagesPerCpuSecond / cs) + "x" : "n/a"} |`);
+      L.push(`| ${webName(r)} | ${r.scheme} | ${linksCell(r)} | **${f1(r.median.steadyPagesPerCpuSecond)}** | ${f2(r.median.steadyCpuMsPerPage)} | ${ms("supervisor")} | ${ms("fetcher")} | ${ms("parser")} | ${ms("redis")} | ${f1(cs)} | ${cs ? f1(r.median.steadyPagesPerCpuSecond / cs) + "x" : "n/a"} |`);
     }
     L.push("", "(Per-process columns: CPU ms per page in the window, of the median run.)");
     L.push("");
@@ -72,9 +77,9 @@ function crawlSection(d, prof, parse) {
     const floorMs = r.undiciFloor?.cpuMsPerPage;
     const steadyMs = r.median.steadyCpuMsPerPage;
     const fresh = r.undiciFreshConnectionFloor?.cpuMsPerPage;
-    L.push(`- ${r.scheme}: bare undici GET loop ${f2(floorMs)} ms/page + parse-only ${f2(parseMs)} ms/page (simweb mix, parse bench) = ${f2(floorMs + parseMs)} ms/page; the crawler spends ${f2(r.median.cpuMsPerPage)} ms/page over the whole run, ${f1(r.median.cpuMsPerPage / (floorMs + parseMs))}x the sum${Number.isFinite(steadyMs) ? `, and ${f2(steadyMs)} ms/page in steady state, ${f1(steadyMs / (floorMs + parseMs))}x the sum` : ""}.${Number.isFinite(fresh) ? ` The same GET loop with a new connection for every request (TLS sessions resumed; what a page costs when a host's next turn comes after keep-alive has closed, as at the reference crawl's 70 s per-domain delay): ${f2(fresh)} ms/page.` : ""}`);
+    L.push(`- ${webName(r)}, ${r.scheme} (${linksCell(r)} links/page): bare undici GET loop ${f2(floorMs)} ms/page + parse-only ${f2(parseMs)} ms/page (simweb mix, parse bench) = ${f2(floorMs + parseMs)} ms/page; the crawler spends ${f2(r.median.cpuMsPerPage)} ms/page over the whole run, ${f1(r.median.cpuMsPerPage / (floorMs + parseMs))}x the sum${Number.isFinite(steadyMs) ? `, and ${f2(steadyMs)} ms/page in steady state, ${f1(steadyMs / (floorMs + parseMs))}x the sum` : ""}.${Number.isFinite(fresh) ? ` The same GET loop with a new connection for every request (TLS sessions resumed; what a page costs when a host's next turn comes after keep-alive has closed, as at the reference crawl's 70 s per-domain delay): ${f2(fresh)} ms/page.` : ""}`);
   }
-  const red = d.results[0]?.runs[0]?.redis;
+  const red = d.results.find((r) => r.web !== "real")?.runs[0]?.redis ?? d.results[0]?.runs[0]?.redis;
   if (red) {
     L.push("", `Redis at the end of the HTTP run (frontier left non-empty by the page budget): ${red.queued} queued URLs take ${f1(red.queueBytesPerUrl)} bytes each in their host queues against ${f1(red.rawBytesPerUrl)} raw path bytes (${f2(red.queueVsRaw)}x; short lists pay per-key overhead, see the scaling table for large frontiers); per-host state ${f0(red.hostStateBytesPerHost)} bytes per host; the Bloom filter is sized for ${red.bloomParams.n} URLs at p = ${red.bloomParams.p}: ${f2(red.bloomBitsPerPlannedUrl)} bits per URL (${red.seenUrls} seen so far).`);
   }
@@ -83,10 +88,19 @@ function crawlSection(d, prof, parse) {
       `Command: \`${prof.command}\` (a separate run: \`--cpu-prof\` on the supervisor is inherited by the forked children (and piscina threads, when parserThreads > 0); profiling itself inflates the figures, so read the shares, not the absolute ms). Redis from /proc of the same run.${prof.note ? ` Note: ${prof.note}` : ""}`, "");
     const cats = new Set();
     for (const r of prof.results) for (const k of Object.keys(r.profile?.msPerPage ?? {})) cats.add(k);
-    L.push(`| category | ${prof.results.map((r) => `${r.scheme} ms/page | share`).join(" | ")} |`, `| --- | ${prof.results.map(() => "---: | ---:").join(" | ")} |`);
+    L.push(`| category | ${prof.results.map((r) => `${r.web ? webName(r) + " " : ""}${r.scheme} ms/page | share`).join(" | ")} |`, `| --- | ${prof.results.map(() => "---: | ---:").join(" | ")} |`);
     for (const c of cats) L.push(`| ${c} | ${prof.results.map((r) => `${f3(r.profile.msPerPage[c])} | ${f0((r.profile.share[c] ?? 0) * 100)}%`).join(" | ")} |`);
     L.push(`| redis-server (from /proc) | ${prof.results.map((r) => `${f3(r.profile.redisMsPerPage)} |`).join(" | ")} |`);
   }
+  return L;
+}
+
+function linksSection(d) {
+  const L = [`### Per-link cost on the real corpus (htmlparser-benchmark, ${d.pages} pages, ${f0(d.hrefsPerPage)} a/area hrefs and ${f0(d.linksPerPage)} distinct normalized links per page; median of ${d.rounds} rounds)`, "",
+    `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
+    "Each stage measured alone over the same links, CPU microseconds per link. Redis: the add_links script (what a page's ack runs) on a real redis-server with AOF everysec, one call per page; server CPU from /proc.", "",
+    "| stage | us per | | note |", "| --- | ---: | --- | --- |"];
+  for (const r of d.rows) L.push(`| ${r.stage} | ${f3(r.usPerLink)} | ${r.per} | ${r.note ?? ""} |`);
   return L;
 }
 
@@ -101,10 +115,12 @@ function scaleSection(d) {
 }
 
 export function writeReport(mode) {
+  const links = load("links", mode);
   const parse = load("parse", mode), crawl = load("crawl", mode), prof = load("profile", mode), scale = load("scale", mode);
   const L = [BEGIN, "", `## shardcrawl (\`pnpm bench${mode === "full" ? ":full" : ""}\`, ${mode} mode)`, "",
     "Every comparison below ran side by side in one run on this shared 2-core machine (other jobs ran on it too: the load average is given). Results as JSON: `bench-results/<suite>-<mode>.json`.", ""];
   if (parse) L.push(...parseSection(parse), "");
+  if (links) L.push(...linksSection(links), "");
   if (crawl) L.push(...crawlSection(crawl, prof, parse), "");
   if (scale) L.push(...scaleSection(scale), "");
   L.push(END);

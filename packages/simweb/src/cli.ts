@@ -9,11 +9,13 @@ import { startSimweb } from "./server.js";
 import { ScaledClock } from "./clock.js";
 import { verifyLog } from "./verify.js";
 import type { Scope } from "./expected.js";
+import { realwebMain } from "./realweb.js";
 
 const USAGE = `usage:
   simweb serve    [config flags] [--bind 127.0.0.1] [--port N] [--https-port N] [--log FILE] [--ca-dir DIR] [--time-scale X]
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
+  simweb realweb  --corpus DIR [--hosts N] [--templates-per-host N] [--external-in-scope F] [--seed N] [--bind IP] [--port N] [--https-port N] [--ca-dir DIR] [--seeds-out FILE --scheme http|https]
   simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--politeness-key host|domain] [--user-agent UA] [--seeds FILE --scope S]
                   [--max-crawl-delay MS]  (expected/verify: hosts asking a longer Crawl-delay are skipped)
 config flags: [--preset default|polite|hostile|tiny] [--config file.json] [--seed N] [--hosts N] [--page-cap N]
@@ -78,6 +80,8 @@ function scopeOf(v: string | undefined): Scope {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // Real pages from a corpus, links rewritten onto served hosts (realweb.ts): its own flags.
+  if (cmd === "realweb") return realwebMain(rest);
   const { values: v } = parseArgs({ args: rest, options, strict: true, allowPositionals: false });
   if (!cmd || v.help || cmd === "help" || cmd === "--help") {
     process.stdout.write(USAGE);

@@ -63,6 +63,8 @@ export interface SimwebConfig {
   hostPageCap: number | null;
   /** Out-degree of a page (anchors besides navigation): log-normal, capped. */
   outDegree: { median: number; sigma: number; max: number };
+  /** Where the out-degree comes from: the log-normal above (default) or the link counts of real pages (real-degree.ts), still capped at outDegree.max. */
+  outDegreeFrom?: "lognormal" | "real";
   /** Tree fan-out that makes every page of a host reachable from its home page. */
   treeFanout: number;
   /** Share of a page's links that go to other served hosts. */
@@ -256,6 +258,7 @@ function validate(c: SimwebConfig): void {
   if (c.hostPageCap !== null && !(Number.isInteger(c.hostPageCap) && c.hostPageCap >= 1)) fail("hostPageCap must be null or a positive integer");
   if (!(c.treeFanout >= 2 && c.treeFanout <= 64)) fail("treeFanout must be in 2..64");
   if (!(c.outDegree.median >= 0 && c.outDegree.max >= 0)) fail("outDegree must be non-negative");
+  if (c.outDegreeFrom !== undefined && c.outDegreeFrom !== "lognormal" && c.outDegreeFrom !== "real") fail('outDegreeFrom must be "lognormal" or "real"');
   for (const b of BEHAVIOURS) if (!(c.behaviours[b] >= 0 && c.behaviours[b] <= 1)) fail(`behaviours.${b} must be in [0,1]`);
   if (!/^[a-z0-9_-]+$/i.test(c.robotsAgentToken)) fail("robotsAgentToken must be a product token");
   validateRobotsFaults(c, c.hosts, fail);

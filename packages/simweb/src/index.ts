@@ -15,3 +15,4 @@ export type { VerifyOptions, VerifyReport } from "./verify.js";
 export { verifyLog } from "./verify.js";
 export { canonicalUrl, decodeUnreservedPercent } from "./normalize.js";
 export type { ChangeSpec, Churn } from "./change.js";
+export { RealWeb, startRealweb, DEFAULT_REALWEB, type RealwebOptions, type RealwebStats, type RunningRealweb } from "./realweb.js";

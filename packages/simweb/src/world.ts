@@ -2,6 +2,7 @@
 // Lazy by construction: the host table is built up front (small: one record per host), pages and
 // links are computed on demand from per-page PRNG seeds, so a 100,000-host web with millions of
 // pages per host costs nothing until a URL is asked for.
+import { realOutDegree } from "./real-degree.js";
 import type { Behaviour, RobotsKind, SimwebConfig } from "./config.js";
 import { BEHAVIOURS, ROBOTS_KINDS } from "./config.js";
 import { Rng, hashString, lognormalSigma, mix } from "./prng.js";
@@ -318,7 +319,7 @@ export class World {
     const f = c.treeFanout;
     for (let i = p.id * f + 1; i <= p.id * f + f && i < n; i++) add(pageUrl(i), "tree");
     if (p.id > 0) add(pageUrl(Math.floor((p.id - 1) / f)), "tree");
-    const degree = Math.min(c.outDegree.max, Math.round(r.lognormal(c.outDegree.median, c.outDegree.sigma)));
+    const degree = Math.min(c.outDegree.max, c.outDegreeFrom === "real" ? realOutDegree(r.next()) : Math.round(r.lognormal(c.outDegree.median, c.outDegree.sigma)));
     for (let i = 0; i < degree; i++) {
       const x = r.next();
       if (x < c.crossHostShare && this.models.length > 1) {

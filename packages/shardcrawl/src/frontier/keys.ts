@@ -80,7 +80,8 @@
 //                              lib.lua add_links; counted from the first admission of each new host)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
-//                              dropped:<reason> ...) and gauges (queued, hostsQueued)
+//                              dropped:<reason>, duplicates, seenCached (duplicates a parser's seen cache
+//                              answered without Redis, also counted in duplicates) ...) and gauges (queued, hostsQueued)
 
 export const DEFAULT_PREFIX = "sc:";
 /** Entries kept in P shedlog (about 100 bytes each): enough to explain recent shedding, bounded under memory pressure. */

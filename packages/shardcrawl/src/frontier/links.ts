@@ -77,6 +77,8 @@ export interface PackedLinks {
   invalid: number;
   /** Links refused by the URL filter chain (spider-trap defences), by reason. */
   filtered: Record<string, number>;
+  /** The URLs packed (sent), in order. */
+  sentUrls: string[];
 }
 
 /** Writes k positions as big-endian u48 (positions are below 2^46, see bloom.ts). */
@@ -91,6 +93,7 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
   const hosts = new Map<string, number>();
   const origins = new Map<string, number>();
   const elements: string[] = [];
+  const sentUrls: string[] = [];
   // Some host, origin or unpacked element has a char beyond ASCII: the text is then written piece
   // by piece (UTF-8, packed elements as latin1), else as one latin1 string.
   let wide = false;
@@ -136,6 +139,7 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     blob.writeUInt16BE(elBytes, at + 5);
     writePositions(blob, at + LINK_RECORD_BYTES, link.bloom ?? hasher.positions(link.url));
     elements.push(el);
+    sentUrls.push(link.url);
   }
   let names = "";
   for (const h of hosts.keys()) names += `${h}\n`;
@@ -155,5 +159,5 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     for (const h of hosts.keys()) doms += `${registrableDomain(h)}\n`;
     args.push(dcap, Buffer.from(doms));
   }
-  return { args, count, invalid, filtered };
+  return { args, count, invalid, filtered, sentUrls };
 }

@@ -28,6 +28,8 @@ export interface AckResult {
   invalid: number;
   /** Refused by the URL filter chain (spider-trap defences). */
   filtered: number;
+  /** The URLs sent to the script (neither invalid nor filtered), in order. */
+  sentUrls: string[];
 }
 
 export interface ParseQueueDeps {
@@ -153,6 +155,7 @@ export class ParseQueue {
       seen: Number(r[2]),
       dropped: Number(r[3]),
       invalid: packed.invalid + over,
+      sentUrls: packed.sentUrls,
     };
   }
 

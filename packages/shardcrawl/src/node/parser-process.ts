@@ -74,6 +74,9 @@ async function main(): Promise<void> {
     priorityRules: config.priorityRules,
     spoolDir: spoolDir(config.out),
     ...(derivatives ? { derivatives: { wet: derivatives.enabled.wet, wat: derivatives.enabled.wat } } : {}),
+    // Inline, links are hashed at the ack, only those the seen cache does not know (threads hash
+    // off the main thread instead).
+    hashLinks: config.parserThreads > 0,
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
@@ -199,6 +202,11 @@ async function main(): Promise<void> {
     // A metric: batched with the other counters (one MULTI a second), not a round trip per page.
     stats.add("outOfScope", res.outOfScope);
     if (res.paramsStripped) stats.add("trap:params-stripped", res.paramsStripped);
+    const cached = frontier.takeSeenCacheHits();
+    if (cached > 0) {
+      stats.add("duplicates", cached);
+      stats.add("seenCached", cached);
+    }
   }
 
   /** The page with its body read back from the spool (still referenced: the page is not acked yet). */

@@ -37,6 +37,8 @@ export interface WorkerSetup {
   stripParams?: readonly string[];
   /** WET and WAT records to build beside the WARC records (none when absent). */
   derivatives?: DerivativeKinds;
+  /** Compute links' Bloom positions here (default true); false leaves it to the frontier's packLinks. */
+  hashLinks?: boolean;
 }
 
 /** A page with its body, or with a reference to its body in the spool (read here, off the main thread). */
@@ -75,7 +77,7 @@ export interface WorkerResult {
 /** The task function for one setup (worker-entry.ts wraps its results for the trip between threads). */
 export function makeParseTask(setup: WorkerSetup): (task: WorkerTask) => WorkerResult | WorkerLost {
   const inScope = scopeAllows(setup.scope);
-  const hasher = new BloomHasher(setup.bloom);
+  const hasher = setup.hashLinks === false ? undefined : new BloomHasher(setup.bloom);
   const uaToken = productToken(setup.userAgent);
   const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
   const priority = new UrlPrioritizer(setup.priorityRules);
@@ -86,7 +88,7 @@ export function makeParseTask(setup: WorkerSetup): (task: WorkerTask) => WorkerR
 interface TaskContext {
   setup: WorkerSetup;
   inScope: (host: string) => boolean;
-  hasher: BloomHasher;
+  hasher: BloomHasher | undefined;
   uaToken: string;
   contentDigester: ContentDigester | undefined;
   priority: UrlPrioritizer;
@@ -132,7 +134,9 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
       outOfScope++;
       continue;
     }
-    links.push({ url, host, tier: priority.tier(url, depth), depth, hops: 0, bloom: hasher.positions(url) });
+    const link: HashedLink = { url, host, tier: priority.tier(url, depth), depth, hops: 0 };
+    if (hasher) link.bloom = hasher.positions(url);
+    links.push(link);
   }
   // A redirect becomes a frontier entry (loop-safe: the seen filter drops URLs already queued).
   const redirect = page.status >= 300 && page.status < 400 && page.redirectTo !== undefined;
@@ -143,7 +147,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     if (url !== raw) paramsStripped++;
     const host = url ? hostOf(url) : null;
     if (url && host) {
-      if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, bloom: hasher.positions(url) });
+      if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, ...(hasher ? { bloom: hasher.positions(url) } : {}) });
       else outOfScope++;
     }
   }

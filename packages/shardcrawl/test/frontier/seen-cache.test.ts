@@ -1,0 +1,79 @@
+// The parser's seen cache: bounded, keeps repeats, and at the ack never hides a URL the seen filter
+// does not hold (a refused link is sent again later and admitted once there is room).
+import type { Redis } from "ioredis";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { Frontier } from "../../src/frontier/index.js";
+import { SeenCache } from "../../src/frontier/seen-cache.js";
+import { NodeFrontier } from "../../src/node/open-frontier.js";
+import { checkInvariants, link, page } from "./helpers.js";
+
+describe("SeenCache", () => {
+  it("stays within its bound and keeps URLs that repeat", () => {
+    const c = new SeenCache(100);
+    c.remember("https://a.test/nav");
+    for (let i = 0; i < 1000; i++) {
+      c.remember(`https://a.test/p${i}`);
+      expect(c.has("https://a.test/nav")).toBe(true); // a repeat moves to the newer generation
+      expect(c.size).toBeLessThanOrEqual(100);
+    }
+    expect(c.has("https://a.test/p0")).toBe(false);
+    expect(c.has("https://a.test/p999")).toBe(true);
+    expect(c.unknown([{ url: "https://a.test/nav" }, { url: "https://a.test/new" }])).toEqual([{ url: "https://a.test/new" }]);
+    expect(c.hits).toBe(1);
+    c.clear();
+    expect(c.size).toBe(0);
+  });
+});
+
+let server: TestRedis;
+let redis: Redis;
+beforeAll(async () => {
+  server = await startRedis();
+  redis = server.client();
+});
+afterAll(async () => {
+  await server.stop();
+});
+
+describe("NodeFrontier.ackPage with the seen cache", () => {
+  // NodeFrontier.ackPage stamps its scripts with the clock: the test uses real time throughout.
+  async function takeOne(f: Frontier): Promise<string> {
+    const t = Date.now();
+    const { leases } = await f.lease(1, t);
+    expect(leases).toHaveLength(1);
+    await f.completeWithPage(leases[0]!, page(leases[0]!.url), t);
+    const [taken] = await f.parse.take("c1", 1);
+    return taken!.id;
+  }
+
+  it("sends only links Redis has not taken in yet, and counts the others", async () => {
+    const f = await Frontier.open(redis, { prefix: "sc1:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0 });
+    const node = new NodeFrontier(f, redis, "sc1:");
+    await f.addLinks([link("https://a.test/")], { now: Date.now() });
+    const nav = ["https://a.test/x", "https://a.test/y"].map((u) => link(u));
+    expect(await node.ackPage("c1", await takeOne(f), nav, { error: null })).toBe(true);
+    expect(node.takeSeenCacheHits()).toBe(0);
+    expect(await node.ackPage("c1", await takeOne(f), [...nav, link("https://a.test/z")], { error: null })).toBe(true);
+    expect(node.takeSeenCacheHits()).toBe(2);
+    const s = await f.stats(Date.now());
+    // a.test/ (added as discovered), x, y, z queued once each; Redis itself saw no duplicate (the cache answered them).
+    expect(s.counters.discovered).toBe(4);
+    expect(s.counters.duplicates ?? 0).toBe(0);
+    await checkInvariants(redis, f);
+  });
+
+  it("does not remember a batch with a refused link: it is sent again and admitted once there is room", async () => {
+    const f = await Frontier.open(redis, { prefix: "sc2:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0, maxQueuedPerHost: 1 });
+    const node = new NodeFrontier(f, redis, "sc2:");
+    await f.addLinks([link("https://a.test/")], { now: Date.now() });
+    const id1 = await takeOne(f); // a.test/ leased: the queue is empty, one slot of room
+    const links = ["https://a.test/1", "https://a.test/2"].map((u) => link(u));
+    await node.ackPage("c1", id1, links, { error: null }); // /1 queued, /2 refused (host full)
+    const id2 = await takeOne(f); // /1 leased: room again
+    await node.ackPage("c1", id2, links, { error: null });
+    expect(node.takeSeenCacheHits()).toBe(0); // nothing was remembered from the batch with a refusal
+    const { leases } = await f.lease(1, Date.now());
+    expect(leases.map((l) => l.url)).toEqual(["https://a.test/2"]);
+  });
+});
