@@ -55,6 +55,20 @@
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
+//   Continuous re-crawl schedule (schedule/recrawl/due-store.ts; recrawl_set_due.lua, recrawl_take_due.lua).
+//   The per-page state is the page's history record in P rh:<host> (schedule/recrawl/history-codec.ts:
+//   estimator summary, last visit, validators, next due, plan/hint flags); these keys index it:
+//   P rdue:<slot>       list   due entries of one time slot (slot = floor(due ms / slot length)): host id
+//                              (u32 BE) + path+query. An entry counts only while its record's next-due
+//                              field lies in this slot (a page moved leaves its old entry, skipped when popped)
+//   P rslots            zset   slots with entries, scored by slot number (planning reads the due ones only)
+//   P rhid              hash   host -> host id            P rhostn  string host id counter
+//   P rhost             hash   host id -> "<host>\t<origin>" (an entry's URL = origin + path+query)
+//   P rsched            hash   schedule state: slot (slot length ms, set once), mu (Lagrange multiplier of
+//                              the plan), carry (budget carry; negative = debt of visits made outside the
+//                              plan), pages (pages in the schedule), rv / rhint (stream ids read so far)
+//   P rprior            hash   group (host, or "*" for all) -> "n,sum,sumsq" of its pages' log change rates,
+//                              decayed (the estimator's per-group prior)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
 
@@ -95,4 +109,8 @@ export class FrontierKeys {
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
+  get recrawlState(): string { return `${this.prefix}rsched`; }
+  get recrawlPriors(): string { return `${this.prefix}rprior`; }
+  get recrawlSlots(): string { return `${this.prefix}rslots`; }
+  recrawlDue(slot: number): string { return `${this.prefix}rdue:${slot}`; }
 }

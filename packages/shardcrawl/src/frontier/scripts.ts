@@ -41,6 +41,8 @@ const SCRIPT_FILES = {
   snapshot: false,
   bloom_test: false,
   bloom_init: false,
+  recrawl_set_due: false,
+  recrawl_take_due: false,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
