@@ -143,6 +143,8 @@ export class RedisRecrawlSchedule {
   private reserveCredit = { reestimate: 0, validation: 0 };
   /** Pages dropped after maxMissedPlans plans without a recorded visit (since start). */
   dropped = 0;
+  /** Due pages the last plan read from the index. */
+  lastCandidates = 0;
 
   private constructor(private readonly redis: Redis, prefix: string, config: Partial<DueScheduleConfig> & { budgetPerDay: number }) {
     this.config = { ...DEFAULT_DUE_SCHEDULE_CONFIG, ...config };
@@ -366,6 +368,7 @@ export class RedisRecrawlSchedule {
       return [];
     }
     const taken = await this.takeDue(nowMs, c.maxCandidates, nowMs + Math.max(c.pendingTimeoutMs, 2 * this.state.slotMs));
+    this.lastCandidates = taken.length;
     const cands: Candidate[] = [];
     const reschedule: SetDue[] = [];
     for (const t of taken) {
@@ -432,15 +435,19 @@ export class RedisRecrawlSchedule {
       tryTake(e, "priority", main);
     }
     // Reschedule: planned pages wait for their visit's outcome (due again after the pending
-    // timeout if it never comes); the others are due again next cycle if their plan wanted them
-    // now, or at their planned time.
+    // timeout if it never comes). Pages their plan wanted now that did not fit wait in priority
+    // order, one cycle's worth of budget per cycle, so a backlog is not read again every cycle;
+    // the rest (no visits planned) come back at their re-estimation time.
+    const visitsPerCycle = Math.max(1, cycleBudget / Math.max(1e-9, cands.reduce((a, e) => a + e.cost, 0) / Math.max(1, cands.length)));
+    let waitingRank = 0;
+    for (const e of [...byPriority, ...cands.filter((x) => x.priority <= 0)]) {
+      if (chosen.has(e)) continue;
+      const wanted = e.frequency > 0 || e.rec.hinted;
+      const due = wanted ? nowMs + c.cycleMs * (1 + Math.floor(waitingRank++ / visitsPerCycle)) : this.nextDue(e.rec.lastVisitMs, 0, nowMs + c.cycleMs);
+      reschedule.push({ host: e.host, origin: e.origin, field: e.field, dueMs: due, missed: -1, hint: -1 });
+    }
     for (const e of cands) {
-      if (chosen.has(e)) {
-        reschedule.push({ host: e.host, origin: e.origin, field: e.field, dueMs: nowMs + c.pendingTimeoutMs, missed: (e.rec.missedPlans ?? 0) + 1, hint: -1 });
-      } else {
-        const due = e.frequency > 0 || e.rec.hinted ? nowMs + c.cycleMs : this.nextDue(e.rec.lastVisitMs, 0, nowMs + c.cycleMs);
-        reschedule.push({ host: e.host, origin: e.origin, field: e.field, dueMs: due, missed: -1, hint: -1 });
-      }
+      if (chosen.has(e)) reschedule.push({ host: e.host, origin: e.origin, field: e.field, dueMs: nowMs + c.pendingTimeoutMs, missed: (e.rec.missedPlans ?? 0) + 1, hint: -1 });
     }
     await this.setDue(reschedule);
     // μ follows the demand: the due visits that wanted this cycle against what it could pay.
