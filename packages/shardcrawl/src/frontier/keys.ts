@@ -78,6 +78,20 @@
 //   P tmp:excl          list   scratch list of exclude_purge.lua (rebuilds a queue without the excluded URLs)
 //   P dh                hash   registrable domain -> hosts admitted under it (the hosts-per-domain cap,
 //                              lib.lua add_links; counted from the first admission of each new host)
+//   Continuous re-crawl schedule (schedule/recrawl/due-store.ts; recrawl_set_due.lua, recrawl_take_due.lua).
+//   The per-page state is the page's history record in P rh:<host> (schedule/recrawl/history-codec.ts:
+//   estimator summary, last visit, validators, next due, plan/hint flags); these keys index it:
+//   P rdue:<slot>       list   due entries of one time slot (slot = floor(due ms / slot length)): host id
+//                              (u32 BE) + path+query. An entry counts only while its record's next-due
+//                              field lies in this slot (a page moved leaves its old entry, skipped when popped)
+//   P rslots            zset   slots with entries, scored by slot number (planning reads the due ones only)
+//   P rhid              hash   host -> host id            P rhostn  string host id counter
+//   P rhost             hash   host id -> "<host>\t<origin>" (an entry's URL = origin + path+query)
+//   P rsched            hash   schedule state: slot (slot length ms, set once), mu (Lagrange multiplier of
+//                              the plan), carry (budget carry; negative = debt of visits made outside the
+//                              plan), pages (pages in the schedule), rv / rhint (stream ids read so far)
+//   P rprior            hash   group (host, or "*" for all) -> "n,sum,sumsq" of its pages' log change rates,
+//                              decayed (the estimator's per-group prior)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason>, duplicates, seenCached (duplicates a parser's seen cache
@@ -131,4 +145,8 @@ export class FrontierKeys {
   politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }
   domainWaiting(domain: string): string { return `${this.prefix}dw:${domain}`; }
   get domainHosts(): string { return `${this.prefix}dh`; }
+  get recrawlState(): string { return `${this.prefix}rsched`; }
+  get recrawlPriors(): string { return `${this.prefix}rprior`; }
+  get recrawlSlots(): string { return `${this.prefix}rslots`; }
+  recrawlDue(slot: number): string { return `${this.prefix}rdue:${slot}`; }
 }

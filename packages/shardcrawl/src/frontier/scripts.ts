@@ -45,6 +45,8 @@ const SCRIPT_FILES = {
   bloom_test: "bloom",
   bloom_init: false,
   bloom_stages: false,
+  recrawl_set_due: false,
+  recrawl_take_due: false,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;

@@ -3,7 +3,7 @@
 // flags that fill it, and the loading of the value-rules and content-rules files, so the shared
 // config.ts and flags.ts only carry one field and one call each.
 import { readFileSync } from "node:fs";
-import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type ValueConfig } from "../schedule/recrawl/index.js";
+import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "../schedule/recrawl/index.js";
 
 /** How the budget is given: fetches per second, or bytes / credits per day. */
 export type RecrawlBudgetUnit = "fetches/s" | "bytes/day" | "credits/day";
@@ -21,6 +21,8 @@ export interface RecrawlNodeConfig {
   creditsByType: Record<string, number>;
   /** Visit outcomes kept in the Redis stream the scheduler reads (P rv). */
   outcomeStreamCap: number;
+  /** What the schedule maximises: fresh copies (default) or changes captured (optimum.ts). */
+  objective: RecrawlObjective;
 }
 
 export const DEFAULT_RECRAWL_CYCLE_MS = 15 * 60_000;
@@ -32,6 +34,8 @@ continuous re-crawl (docs/recrawl.md):
   --recrawl-budget <n>        budget in --recrawl-unit (default 1 fetch/s)
   --recrawl-unit <u>          fetches/s, bytes/day or credits/day (default fetches/s)
   --recrawl-cycle <ms>        planning cycle (default 900000 = 15 min)
+  --recrawl-objective <o>     freshness (keep copies fresh, default) or changes (capture every change:
+                              fast-changing pages get more visits, bounded by politeness)
   --value-rules <file>        JSON {"rules":[{"pattern":"re","tier":0}],"defaultTier":1,"weights":[4,2,1]}
   --content-rules <file>      JSON {"strip":["re", ...]}: removed from the text before change detection
 `;
@@ -42,6 +46,7 @@ export const RECRAWL_OPTIONS = {
   "recrawl-budget": { type: "string" },
   "recrawl-unit": { type: "string" },
   "recrawl-cycle": { type: "string" },
+  "recrawl-objective": { type: "string" },
   "value-rules": { type: "string" },
   "content-rules": { type: "string" },
 } as const;
@@ -107,15 +112,18 @@ function positive(flag: string, v: string | undefined, fallback: number): number
 }
 
 /** The continuous-mode part of the config from parsed flags; undefined without --continuous. */
-export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budget"?: string; "recrawl-unit"?: string; "recrawl-cycle"?: string; "value-rules"?: string; "content-rules"?: string }): RecrawlNodeConfig | undefined {
-  const any = v["recrawl-budget"] ?? v["recrawl-unit"] ?? v["recrawl-cycle"] ?? v["value-rules"] ?? v["content-rules"];
+export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budget"?: string; "recrawl-unit"?: string; "recrawl-cycle"?: string; "recrawl-objective"?: string; "value-rules"?: string; "content-rules"?: string }): RecrawlNodeConfig | undefined {
+  const any = v["recrawl-budget"] ?? v["recrawl-unit"] ?? v["recrawl-cycle"] ?? v["recrawl-objective"] ?? v["value-rules"] ?? v["content-rules"];
   if (!v.continuous) {
     if (any !== undefined) throw new RecrawlConfigError("the --recrawl-*, --value-rules and --content-rules flags need --continuous");
     return undefined;
   }
   const unit = (v["recrawl-unit"] ?? "fetches/s") as RecrawlBudgetUnit;
   if (!["fetches/s", "bytes/day", "credits/day"].includes(unit)) throw new RecrawlConfigError(`--recrawl-unit: expected fetches/s, bytes/day or credits/day, got ${JSON.stringify(unit)}`);
+  const objective = (v["recrawl-objective"] ?? "freshness") as RecrawlObjective;
+  if (objective !== "freshness" && objective !== "changes") throw new RecrawlConfigError(`--recrawl-objective: expected freshness or changes, got ${JSON.stringify(objective)}`);
   return {
+    objective,
     budget: positive("recrawl-budget", v["recrawl-budget"], 1),
     unit,
     cycleMs: positive("recrawl-cycle", v["recrawl-cycle"], DEFAULT_RECRAWL_CYCLE_MS),
@@ -130,6 +138,7 @@ export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budge
 export function validateRecrawlConfig(r: RecrawlNodeConfig): string[] {
   const errors: string[] = [];
   if (!(r.budget > 0)) errors.push(`recrawl.budget: expected > 0, got ${r.budget}`);
+  if (r.objective !== "freshness" && r.objective !== "changes") errors.push(`recrawl.objective: expected freshness or changes, got ${JSON.stringify(r.objective)}`);
   if (!["fetches/s", "bytes/day", "credits/day"].includes(r.unit)) errors.push(`recrawl.unit: expected fetches/s, bytes/day or credits/day, got ${JSON.stringify(r.unit)}`);
   if (!(r.cycleMs >= 100)) errors.push(`recrawl.cycleMs: expected >= 100 ms, got ${r.cycleMs}`);
   if (!(Number.isInteger(r.outcomeStreamCap) && r.outcomeStreamCap >= 1000)) errors.push(`recrawl.outcomeStreamCap: expected an integer >= 1000, got ${r.outcomeStreamCap}`);
@@ -154,7 +163,7 @@ export function budgetPerDay(r: RecrawlNodeConfig): { perDay: number; unit: Budg
  */
 export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
   if (!isRecord(o)) throw new RecrawlConfigError(`recrawl: expected a mapping {budget, unit, cycleMs, valueRules, contentRules}`);
-  const known = new Set(["budget", "unit", "cycleMs", "valueRules", "contentRules"]);
+  const known = new Set(["budget", "unit", "cycleMs", "objective", "valueRules", "contentRules"]);
   for (const k of Object.keys(o)) if (!known.has(k)) throw new RecrawlConfigError(`recrawl: unknown key "${k}"`);
   const str = (k: string): string | undefined => {
     const v = o[k];
@@ -163,7 +172,7 @@ export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
     return String(v);
   };
   return recrawlConfigFromFlags({
-    continuous: true, "recrawl-budget": str("budget"), "recrawl-unit": str("unit"), "recrawl-cycle": str("cycleMs"),
+    continuous: true, "recrawl-budget": str("budget"), "recrawl-unit": str("unit"), "recrawl-cycle": str("cycleMs"), "recrawl-objective": str("objective"),
     "value-rules": str("valueRules"), "content-rules": str("contentRules"),
   }) as RecrawlNodeConfig;
 }

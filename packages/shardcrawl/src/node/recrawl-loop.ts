@@ -5,10 +5,13 @@
 // (add_revisits.lua: same host queues, leases and politeness as any URL, no seen filter). Host
 // health from the flow-control state makes struggling hosts more expensive. Sitemap lastmod
 // entries (stream P rhint, written by parsers) mark pages whose copy is stale.
-// On start the schedule is rebuilt from the stored per-URL histories (P rh:<host>).
+// The schedule itself lives in Redis (RedisRecrawlSchedule: each page's record and a due-time
+// index), so the supervisor's memory does not grow with the pages and a restart continues where
+// the last run stopped (the stream positions and the budget debt are kept with it). A node whose
+// histories predate the Redis schedule has them indexed once, at its first start.
 import type { Redis } from "ioredis";
 import {
-  DAY_MS, DEFAULT_COST_CONFIG, RecrawlHistoryStore, RecrawlScheduler, ValueTiers, hintSaysStale,
+  DAY_MS, DEFAULT_COST_CONFIG, RecrawlHistoryStore, RedisRecrawlSchedule, ValueTiers, hintSaysStale,
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
 } from "../schedule/recrawl/index.js";
 import { compileRobots } from "../fetch/robots.js";
@@ -31,6 +34,8 @@ const OUTCOME_BATCH = 1000;
  * schedule, so a page that went away does not take budget forever.
  */
 const MAX_MISSED_PLANS = 3;
+/** Outcomes applied to the schedule per script round. */
+const RECORD_BATCH = 256;
 
 export interface RecrawlSnapshot {
   unit: RecrawlBudgetUnit;
@@ -55,7 +60,7 @@ export interface RecrawlSnapshot {
 export class RecrawlLoop {
   private readonly store: RecrawlHistoryStore;
   private readonly tiers: ValueTiers;
-  readonly scheduler: RecrawlScheduler;
+  private scheduler!: RedisRecrawlSchedule;
   private readonly rc: RecrawlNodeConfig;
   private lastOutcomeId = "0";
   private lastHintId = "0";
@@ -65,8 +70,6 @@ export class RecrawlLoop {
   private readonly sitemapDue = new Map<string, number>();
   private readonly sitemapEveryMs: number;
   private readonly hostFetches = new Map<string, number>();
-  /** Plans since the page's last recorded outcome (only pages planned and not yet answered). */
-  private readonly missed = new Map<string, number>();
   private running = true;
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
@@ -75,20 +78,28 @@ export class RecrawlLoop {
     this.rc = config.recrawl as RecrawlNodeConfig;
     this.store = new RecrawlHistoryStore(redis, config.prefix, this.rc.outcomeStreamCap);
     this.tiers = new ValueTiers(this.rc.value);
+    this.sitemapEveryMs = Math.min(DAY_MS, 16 * this.rc.cycleMs);
+    this.snap = this.emptySnapshot();
+  }
+
+  private async openSchedule(): Promise<boolean> {
     const cycleMs = this.rc.cycleMs;
-    this.scheduler = new RecrawlScheduler({
+    const existed = (await this.redis.exists(`${this.config.prefix}rsched`)) === 1;
+    this.scheduler = await RedisRecrawlSchedule.open(this.redis, this.config.prefix, {
       budgetPerDay: budgetPerDay(this.rc).perDay,
       cycleMs,
+      objective: this.rc.objective,
       // The fetch stage enforces the real gap (robots Crawl-delay, back-off); the plan only avoids
       // planning more than a host can take in a cycle.
-      hostDelayMs: () => config.delayMs + config.politenessMarginMs,
-      // Every 4 hours at the default 15-min cycle (group priors and the plan follow new evidence).
-      replanEveryMs: Math.min(DAY_MS, 16 * cycleMs),
-      pendingTimeoutMs: Math.max(4 * cycleMs, 2 * config.leaseTtlMs),
+      hostDelayMs: () => this.config.delayMs + this.config.politenessMarginMs,
+      pendingTimeoutMs: Math.max(4 * cycleMs, 2 * this.config.leaseTtlMs),
       maxDebt: budgetPerDay(this.rc).perDay,
+      maxMissedPlans: MAX_MISSED_PLANS,
+      // A page at most once a cycle (the changes objective would otherwise chase the fastest).
+      maxVisitsPerDay: DAY_MS / cycleMs,
+      pageValue: (url) => this.valueOf(url).value,
     });
-    this.sitemapEveryMs = Math.min(DAY_MS, 16 * cycleMs);
-    this.snap = this.emptySnapshot();
+    return existed;
   }
 
   static async start(redis: Redis, frontier: NodeFrontier, config: NodeConfig, say: (m: string) => void): Promise<RecrawlLoop> {
@@ -114,7 +125,7 @@ export class RecrawlLoop {
     };
     return {
       unit: this.rc.unit, budget: this.rc.budget, pages: 0, planned: {}, discoveryCharged: 0, hintsApplied: 0, sitemapsQueued: 0, dropped: 0,
-      overall: zero, hosts: [], freshness: 1, valueFreshness: 1, validation: this.scheduler.validationReport(),
+      overall: zero, hosts: [], freshness: 1, valueFreshness: 1, validation: { visits: 0, predictedChanges: 0, observedChanges: 0, brier: 0 },
     };
   }
 
@@ -123,9 +134,24 @@ export class RecrawlLoop {
     return { tier, value: this.tiers.weightOf(tier) };
   }
 
-  /** Rebuilds the schedule from the stored histories, and starts reading the streams after their ends. */
+  /**
+   * Opens the schedule in Redis and the stream positions it kept. Only a node whose histories were
+   * written before the schedule lived in Redis (no P rsched yet) has them indexed, once.
+   */
   private async restore(): Promise<void> {
+    const existed = await this.openSchedule();
+    const last = async (key: string) => ((await this.redis.xrevrange(key, "+", "-", "COUNT", 1))[0]?.[0]) ?? "0";
+    this.lastOutcomeId = (await this.scheduler.getMark("rv")) ?? (await last(`${this.config.prefix}rv`));
+    this.lastHintId = (await this.scheduler.getMark("rhint")) ?? (await last(hintStreamKey(this.config.prefix)));
+    if (!existed) await this.indexOldHistories();
+    const pages = this.scheduler.snapshotState.pages;
+    if (pages > 0) this.say(`continuous mode: ${pages} pages in the re-crawl schedule`);
+  }
+
+  /** Puts the histories of an older node (no due-time index yet) into the schedule. */
+  private async indexOldHistories(): Promise<void> {
     const now = Date.now();
+    const batch: Array<{ url: string; atMs: number; changed: null }> = [];
     const prefix = `${this.config.prefix}rh:`;
     let cursor = "0";
     let n = 0;
@@ -138,16 +164,15 @@ export class RecrawlLoop {
         const origin = await this.redis.hget(this.frontier.frontier.keys.host(host), "o");
         if (!origin) continue;
         for await (const [field, h] of this.store.scanHost(host)) {
-          const url = origin + field;
-          this.scheduler.add(url, host, { nowMs: now, lastVisitMs: h.lastVisitMs, value: this.valueOf(url).value, cost: h.cost, history: h.history });
+          if (h.dueSec) continue;
+          batch.push({ url: origin + field, atMs: h.lastVisitMs, changed: null });
           n++;
+          if (batch.length >= RECORD_BATCH) await this.scheduler.recorded(batch.splice(0), now);
         }
       }
     } while (cursor !== "0");
-    const last = async (key: string) => ((await this.redis.xrevrange(key, "+", "-", "COUNT", 1))[0]?.[0]) ?? "0";
-    this.lastOutcomeId = await last(`${this.config.prefix}rv`);
-    this.lastHintId = await last(hintStreamKey(this.config.prefix));
-    if (n > 0) this.say(`continuous mode: ${n} pages back in the re-crawl schedule`);
+    await this.scheduler.recorded(batch, now);
+    if (n > 0) this.say(`continuous mode: ${n} stored histories indexed in the re-crawl schedule`);
   }
 
   private async run(): Promise<void> {
@@ -167,20 +192,11 @@ export class RecrawlLoop {
     await this.readHints(now);
     if (now >= this.nextCycleMs) {
       await this.updateHostHealth();
-      const plan = this.scheduler.plan(now);
-      for (const v of plan) {
-        this.snap.planned[v.reason] = (this.snap.planned[v.reason] ?? 0) + 1;
-        const m = (this.missed.get(v.url) ?? 0) + 1;
-        this.missed.set(v.url, m);
-        if (m > MAX_MISSED_PLANS) {
-          // Planned again after MAX_MISSED_PLANS unanswered visits: it went away. Drop, not visit.
-          this.scheduler.remove(v.url);
-          this.missed.delete(v.url);
-          this.snap.dropped++;
-        }
-      }
+      const plan = await this.scheduler.plan(now);
+      for (const v of plan) this.snap.planned[v.reason] = (this.snap.planned[v.reason] ?? 0) + 1;
+      this.snap.dropped = this.scheduler.dropped;
       // Visits still waiting from the last cycle stay ahead (the plan is in start order).
-      this.queue = [...this.queue, ...plan.filter((v) => this.scheduler.entry(v.url))].sort((a, b) => a.atMs - b.atMs);
+      this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
       await this.queueSitemaps(now);
       await this.refreshMetrics(now);
@@ -197,8 +213,9 @@ export class RecrawlLoop {
   private async readOutcomes(now: number): Promise<void> {
     for (;;) {
       const rows = await this.store.outcomes(this.lastOutcomeId, OUTCOME_BATCH);
+      if (rows.length === 0) return;
+      let charged = 0;
       for (const o of rows) {
-        this.lastOutcomeId = o.id;
         let host: string;
         try {
           host = new URL(o.url).host;
@@ -206,20 +223,17 @@ export class RecrawlLoop {
           continue;
         }
         this.hostFetches.set(host, (this.hostFetches.get(host) ?? 0) + 1);
-        this.missed.delete(o.url);
-        if (!this.scheduler.entry(o.url)) {
+        if (o.changed === null) {
           // A first visit (discovery through the frontier): it joins the schedule, and its cost
           // is charged to the budget, so discovery and revisits together stay within it.
-          this.scheduler.add(o.url, host, { nowMs: now, lastVisitMs: o.atMs, value: this.valueOf(o.url).value, cost: o.cost });
-          if (o.changed === null) {
-            this.scheduler.charge(o.cost);
-            this.snap.discoveryCharged++;
-          }
-          continue;
+          charged += o.cost;
+          this.snap.discoveryCharged++;
         }
-        this.scheduler.setCost(o.url, o.cost);
-        if (o.changed !== null) this.scheduler.record(o.url, o.atMs, o.changed);
       }
+      for (let i = 0; i < rows.length; i += RECORD_BATCH) await this.scheduler.recorded(rows.slice(i, i + RECORD_BATCH), now);
+      await this.scheduler.charge(charged);
+      this.lastOutcomeId = (rows[rows.length - 1] as { id: string }).id;
+      await this.scheduler.setMark("rv", this.lastOutcomeId);
       if (rows.length < OUTCOME_BATCH) return;
     }
   }
@@ -227,6 +241,7 @@ export class RecrawlLoop {
   /** Sitemap lastmod hints: a lastmod newer than our copy marks the page stale. */
   private async readHints(now: number): Promise<void> {
     const rows = await this.redis.xrange(hintStreamKey(this.config.prefix), `(${this.lastHintId}`, "+", "COUNT", 20);
+    const stale: string[] = [];
     for (const [id, fields] of rows) {
       this.lastHintId = id;
       const i = fields.indexOf("h");
@@ -240,11 +255,18 @@ export class RecrawlLoop {
       for (const p of pairs) {
         if (!Array.isArray(p) || typeof p[0] !== "string" || typeof p[1] !== "number") continue;
         const url = p[0];
-        if (!this.scheduler.entry(url)) continue; // not ours (yet): discovery finds it
-        const copy = await this.store.get(url);
-        if (copy && hintSaysStale(p[1], copy) && this.scheduler.hint(url, now)) this.snap.hintsApplied++;
+        let copy;
+        try {
+          copy = await this.store.get(url);
+        } catch {
+          continue; // not a URL, or a damaged record
+        }
+        // Not ours (yet: discovery finds it) or out of the schedule: no hint.
+        if (copy?.dueSec && hintSaysStale(p[1], copy)) stale.push(url);
       }
     }
+    if (stale.length > 0) this.snap.hintsApplied += await this.scheduler.hint(stale, now);
+    if (rows.length > 0) await this.scheduler.setMark("rhint", this.lastHintId);
   }
 
   /** Queues the sitemaps robots.txt lists for the hosts we keep fresh whose turn it is, charged to the budget. */
@@ -270,7 +292,7 @@ export class RecrawlLoop {
     if (visits.length === 0) return;
     await this.frontier.frontier.addRevisits(visits, REVISIT_TIER, now);
     const unit = budgetPerDay(this.rc).unit;
-    this.scheduler.charge(visits.length * visitCost({ ...DEFAULT_COST_CONFIG, unit, creditsByType: this.rc.creditsByType }, { pageType: "html" }));
+    await this.scheduler.charge(visits.length * visitCost({ ...DEFAULT_COST_CONFIG, unit, creditsByType: this.rc.creditsByType }, { pageType: "html" }));
     this.snap.sitemapsQueued += visits.length;
   }
 
@@ -291,11 +313,11 @@ export class RecrawlLoop {
     for (const [host] of top) hosts.push({ host, ...(await this.store.metrics(host)) });
     this.snap = {
       ...this.snap,
-      pages: this.scheduler.size,
+      pages: this.scheduler.snapshotState.pages,
       overall: await this.store.metrics(),
       hosts,
-      freshness: this.scheduler.estimatedFreshness(now),
-      valueFreshness: this.scheduler.estimatedFreshness(now, true),
+      freshness: await this.scheduler.estimatedFreshness(now),
+      valueFreshness: await this.scheduler.estimatedFreshness(now, true),
       validation: this.scheduler.validationReport(),
     };
   }

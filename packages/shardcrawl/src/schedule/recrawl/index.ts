@@ -15,3 +15,4 @@ export * from "./history-codec.js";
 export * from "./history-store.js";
 export * from "./record-response.js";
 export * from "./sitemap.js";
+export * from "./due-store.js";

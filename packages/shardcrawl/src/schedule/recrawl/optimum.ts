@@ -41,6 +41,34 @@ export function frequencyAt(p: OptimumPage, mu: number): number {
   return p.rate / hInverse(y);
 }
 
+/**
+ * What a schedule maximises: "freshness" (time-averaged share of fresh copies, the default) or
+ * "changes" (changes captured: every price change or edit matters, so a visit is worth the chance
+ * it finds a change, and fast pages deserve MORE visits; seed 001's exception).
+ */
+export type RecrawlObjective = "freshness" | "changes";
+
+/**
+ * Visits per day of one page at multiplier μ under the "changes" objective. A page visited every
+ * 1/f days captures G(λ, f) = f (1 - e^(-λ/f)) changes a day (a visit sees "changed", not how many
+ * times); ∂G/∂f = h(x) with x = λ/f, the same h as for freshness but without freshness's 1/λ, so
+ * the condition h(x) = μ c / w does not depend on λ: every page with the same value per cost gets
+ * the same x, i.e. visits proportional to its rate (capped by politeness elsewhere), and only pages
+ * with μ c / w >= 1 get none.
+ */
+export function changesFrequencyAt(p: OptimumPage, mu: number): number {
+  if (!(p.rate > 0) || !(p.value > 0)) return 0;
+  const y = (mu * p.cost) / p.value;
+  if (y >= 1) return 0;
+  if (y <= 0) return Infinity;
+  return p.rate / hInverse(y);
+}
+
+/** Visits per day of one page at multiplier μ for an objective. */
+export function objectiveFrequencyAt(objective: RecrawlObjective, p: OptimumPage, mu: number): number {
+  return objective === "changes" ? changesFrequencyAt(p, mu) : frequencyAt(p, mu);
+}
+
 export interface OptimumPlan {
   /** Visits per day per page, in input order. */
   frequencies: Float64Array;
@@ -52,14 +80,14 @@ export interface OptimumPlan {
  * Frequencies (visits/day) maximising value-weighted time-averaged freshness for a budget of
  * `budgetPerDay` cost units per day. Pages whose frequency would be 0 are not worth visiting.
  */
-export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: number): OptimumPlan {
+export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: number, objective: RecrawlObjective = "freshness", maxFrequency = Infinity): OptimumPlan {
   const frequencies = new Float64Array(pages.length);
   if (!(budgetPerDay > 0) || pages.length === 0) return { frequencies, mu: Infinity };
   const spend = (mu: number): number => {
     let s = 0;
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i] as OptimumPage;
-      s += p.cost * frequencyAt(p, mu);
+      s += p.cost * Math.min(maxFrequency, objectiveFrequencyAt(objective, p, mu));
     }
     return s;
   };
@@ -72,6 +100,6 @@ export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: 
     else hi = mid;
   }
   const mu = Math.exp(hi);
-  for (let i = 0; i < pages.length; i++) frequencies[i] = frequencyAt(pages[i] as OptimumPage, mu);
+  for (let i = 0; i < pages.length; i++) frequencies[i] = Math.min(maxFrequency, objectiveFrequencyAt(objective, pages[i] as OptimumPage, mu));
   return { frequencies, mu };
 }

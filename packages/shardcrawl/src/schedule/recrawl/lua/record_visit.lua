@@ -21,7 +21,13 @@ if old and #old >= 8 then
   seen = (((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + f
 end
 if seen ~= tonumber(ARGV[3]) then return 0 end
-redis.call('HSET', KEYS[1], ARGV[1], ARGV[2])
+-- The next-due field (bytes 56..59 of a version-2 record) belongs to the schedule (recrawl_*.lua in
+-- frontier/lua/): a visit keeps the stored one, the supervisor sets the next when it reads the outcome.
+local rec = ARGV[2]
+if old and #old >= 59 and string.byte(old, 1) == 2 and string.byte(rec, 1) == 2 then
+  rec = string.sub(rec, 1, 55) .. string.sub(old, 56, 59) .. string.sub(rec, 60)
+end
+redis.call('HSET', KEYS[1], ARGV[1], rec)
 if tonumber(ARGV[4]) > 0 then
   redis.call('XADD', KEYS[4], 'MAXLEN', '~', ARGV[4], '*', 'u', ARGV[5], 'c', ARGV[6], 't', ARGV[7], 'k', ARGV[8])
 end
