@@ -77,7 +77,7 @@ describe("the site owner's opt-out list", () => {
     second = await runCrawl(args);
     await sim.stop();
     listAfter = shardcrawl(["exclude", "list", "--out", out]).stdout;
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile: keptSeeds, scope: "domains", politenessKey: "domain" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile: keptSeeds, scope: "domains", maxCrawlDelayMs: 200, politenessKey: "domain" });
   }, 300_000);
 
   afterAll(async () => {
