@@ -26,7 +26,7 @@ const RETRY_AFTER_S = 2;
 
 // World of seed 5, 10 hosts (see the host list in the config below): chosen so every host serves
 // a normal robots.txt when no fault is configured.
-// Outage windows count from simweb's start; the crawl starts a few seconds later on a loaded machine.
+// Outage windows count from each host's first robots.txt request (simweb robots-faults.ts).
 const OUTAGE_503 = { index: 3, name: "www.d1.test", forMs: 14_000 };
 const NEVER = { index: 9, name: "www.d4.test" };
 const RESET = { index: 0, name: "www.d0.test", forMs: 12_000 };

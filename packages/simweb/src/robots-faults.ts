@@ -1,6 +1,6 @@
 // robots.txt failure modes of the real web that a crawler must wait out, not act on:
 //  - an outage window: a host's robots.txt answers 503 (or 429, hangs until the client gives up,
-//    or resets the connection) from server start for `forMs`, then its normal file -- a
+//    or resets the connection) for `forMs` from its first robots.txt request, then its normal file -- a
 //    maintenance window; without `forMs` it never recovers;
 //  - a long Crawl-delay: the host's file asks for `seconds` between requests (added to every
 //    group, so whichever group a crawler obeys carries it).
@@ -10,7 +10,7 @@ import type { HostModel } from "./world.js";
 export interface RobotsOutageSpec {
   host: number;
   mode: "503" | "429" | "timeout" | "reset";
-  /** Milliseconds from server start; absent = the outage never ends. */
+  /** Milliseconds from the host's first robots.txt request; absent = the outage never ends. */
   forMs?: number;
   /** Retry-After seconds sent with 503/429 (absent = none). */
   retryAfterSec?: number;
@@ -48,6 +48,8 @@ export function validateRobotsFaults(c: RobotsFaultsConfig, hosts: number, fail:
 export class RobotsFaults {
   private readonly outages = new Map<number, RobotsOutageSpec>();
   private readonly delays = new Map<number, number>();
+  /** Host index -> time of its first robots.txt request (the outage window's start). */
+  private readonly firstAsked = new Map<number, number>();
 
   constructor(c: RobotsFaultsConfig, private readonly startedAt: number = Date.now()) {
     for (const o of c.robotsOutages) this.outages.set(o.host, o);
@@ -57,7 +59,15 @@ export class RobotsFaults {
   /** What /robots.txt does now on this host instead of its normal answer; null = normal. */
   outage(h: HostModel, now: number = Date.now()): RobotsFaultAction | null {
     const o = this.outages.get(h.info.index);
-    if (!o || (o.forMs !== undefined && now - this.startedAt >= o.forMs)) return null;
+    if (!o) return null;
+    // The window opens at the host's first robots.txt request, not at server start, so a crawler
+    // that starts late (a loaded machine) still meets the whole outage.
+    let since = this.firstAsked.get(h.info.index);
+    if (since === undefined) {
+      since = Math.max(now, this.startedAt);
+      this.firstAsked.set(h.info.index, since);
+    }
+    if (o.forMs !== undefined && now - since >= o.forMs) return null;
     if (o.mode === "timeout") return { kind: "hang" };
     if (o.mode === "reset") return { kind: "reset" };
     const headers: Record<string, string> = { "content-type": "text/html" };

@@ -71,6 +71,9 @@
 //                              (as a host's), r the one host of the domain now in P ready, s arrival counter
 //   P dw:<domain>       zset   the domain's other hosts with queued URLs, waiting their turn (score: arrival)
 //   (host field k: the host's politeness domain, set by add_links.lua in domain mode)
+//   P held              zset   hosts held on their own while their domain goes on (host field hh: epoch ms,
+//                              a robots.txt outage's next try, defer_host.lua), scored by hh; lease.lua
+//                              puts due ones back into their domain's line (lib.lua wake_held)
 //   P excl              hash   the site owners' opt-out list (frontier/exclusions.ts): pattern (a lower-case
 //                              host name: that host and all under it; or a normalized http(s) URL prefix)
 //                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.

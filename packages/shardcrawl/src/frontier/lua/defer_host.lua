@@ -7,14 +7,18 @@
 --       [9] first failed try epoch ms (kept if the outage is already recorded); [10] failed tries;
 --       [11] last error text
 -- Touches: P lease, P leases, P lo:<owner>, P h:<host>, P q<tier>:<host>, P ready, P stats,
---          P ro:<host>, P rdefer
+--          P ro:<host>, P rdefer, P held, P d:<domain>, P dw:<domain>
 -- Returns: 'ok' | 'expired' (lease already reaped; the reaper put the URL back already)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 local h = host or ARGV[6]
 local hkh = hkey(h)
 if host then put_back(host, hk, tier, el) end
 local nt = tonumber(ARGV[7])
-if redis.call('EXISTS', hkh) == 1 and nt > (tonumber(redis.call('HGET', hkh, 'n')) or 0) then redis.call('HSET', hkh, 'n', int(nt)) end
+if redis.call('EXISTS', hkh) == 1 then
+  if nt > (tonumber(redis.call('HGET', hkh, 'n')) or 0) then redis.call('HSET', hkh, 'n', int(nt)) end
+  -- Domain politeness ignores the host's own n: the hold takes it out of its domain's line.
+  redis.call('HSET', hkh, 'hh', int(nt))
+end
 local rk = P .. 'ro:' .. h
 redis.call('HSETNX', rk, 'f', ARGV[9])
 redis.call('HSET', rk, 'o', ARGV[8], 't', ARGV[10], 'nt', int(nt), 'l', int(NOW), 'e', ARGV[11])

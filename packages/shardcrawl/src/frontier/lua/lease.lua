@@ -20,7 +20,7 @@
 --   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
 --   P flow storage  epoch ms until which a parser's write buffer is full: a full parse queue then
 --                   means slow storage ({'storage'}), not slow parsing ({'parse-full'})
--- Touches: P ready, P h:<host>, P d:<domain>, P dw:<domain> (domain politeness, lib.lua), P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
+-- Touches: P ready, P h:<host>, P d:<domain>, P dw:<domain>, P held (domain politeness, lib.lua), P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
 --          P flow (read), P flowcfg (read)
 -- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...};
 --          status ok | budget | parse-full | storage | global-full | upstream | quota | disk-full
@@ -54,6 +54,7 @@ end
 local out = {'ok'}
 if want <= 0 then return out end
 local leased = 0
+wake_held(32)
 local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
@@ -65,7 +66,7 @@ for _, host in ipairs(hosts) do
   local skip = false
   if dom then
     local w = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
-    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) then
+    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held_until(hk) then
       sync_domain(host, hk, dom)
       skip = true
     end

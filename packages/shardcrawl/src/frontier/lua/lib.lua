@@ -59,6 +59,16 @@ local function domain_mode()
 end
 local function dkey(d) return P .. 'd:' .. d end
 local function dwkey(d) return P .. 'dw:' .. d end
+-- A host held on its own (field hh: epoch ms; a robots.txt outage's next try, defer_host.lua) while
+-- its domain's other hosts go on: in domain mode it leaves its domain's line (the domain clock
+-- would otherwise lease it at the domain's pace) and waits in P held, scored by hh, until
+-- wake_held puts it back. In host mode its own next start n does the same job.
+local K_HELD = P .. 'held'
+local function held_until(hk)
+  local hh = tonumber(redis.call('HGET', hk, 'hh') or '0') or 0
+  if hh > NOW then return hh end
+  return nil
+end
 -- The host's politeness domain, or nil when it keeps its own clock.
 local function pk_of(hk)
   if not domain_mode() then return nil end
@@ -137,7 +147,10 @@ local function domain_fill(k, dk)
     local h = top[1]
     if not h then return end
     redis.call('ZREM', dw, h)
-    if (tonumber(redis.call('HGET', hkey(h), 'q')) or 0) > 0 then
+    local hh = held_until(hkey(h))
+    if hh then
+      redis.call('ZADD', K_HELD, int(hh), h)
+    elseif (tonumber(redis.call('HGET', hkey(h), 'q')) or 0) > 0 then
       redis.call('HSET', dk, 'r', h)
       redis.call('ZADD', K_READY, int(math.max(NOW, n)), h)
       return
@@ -151,7 +164,9 @@ local function sync_domain(host, hk, k)
   local dk = dkey(k)
   local q = tonumber(redis.call('HGET', hk, 'q')) or 0
   local rep = redis.call('HGET', dk, 'r')
-  if q <= 0 then
+  local hh = held_until(hk)
+  if hh then redis.call('ZADD', K_HELD, int(hh), host) end
+  if q <= 0 or hh then
     redis.call('ZREM', dwkey(k), host)
     if rep == host then
       redis.call('ZREM', K_READY, host)
@@ -182,6 +197,17 @@ local function sync_ready(host, hk)
     end
   else
     redis.call('ZREM', K_READY, host)
+  end
+end
+
+-- Held hosts whose time has come rejoin the schedule (at most `max` per call; lease.lua calls it).
+local function wake_held(max)
+  local due = redis.call('ZRANGEBYSCORE', K_HELD, '-inf', int(NOW), 'LIMIT', 0, max)
+  for _, h in ipairs(due) do
+    redis.call('ZREM', K_HELD, h)
+    local hk = hkey(h)
+    redis.call('HDEL', hk, 'hh')
+    if redis.call('EXISTS', hk) == 1 then sync_ready(h, hk) end
   end
 end
 

@@ -3,7 +3,7 @@
 -- ARGV[5] hosts per call (the caller loops until fewer come back). Prepended with lib.lua.
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] batch size
--- Touches: P rdefer, P ro:<host>, P h:<host>, P ready
+-- Touches: P rdefer, P ro:<host>, P h:<host>, P ready, P held, P d:<domain>, P dw:<domain>
 -- Returns: hosts woken
 local K_RDEFER = P .. 'rdefer'
 local hosts = redis.call('ZRANGEBYSCORE', K_RDEFER, '(' .. int(NOW), '+inf', 'LIMIT', 0, tonumber(ARGV[5]))
@@ -13,6 +13,8 @@ for _, h in ipairs(hosts) do
   local hk = hkey(h)
   if redis.call('EXISTS', hk) == 1 then
     redis.call('HSET', hk, 'n', int(NOW))
+    redis.call('HDEL', hk, 'hh')
+    redis.call('ZREM', P .. 'held', h)
     -- sync_ready never moves an entry earlier: take it out so it is scored again from now.
     redis.call('ZREM', K_READY, h)
     sync_ready(h, hk)
