@@ -4,7 +4,7 @@
 // Each command's module (and what it pulls in: the node engine, the status server, prom-client...)
 // is imported only when that command runs, so a node process does not pay for the others at start.
 import { UsageError } from "./flags.js";
-import { exitCodeFor } from "../node/exit-codes.js";
+import { StartupError, exitCodeFor } from "../node/exit-codes.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
 
@@ -103,6 +103,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   async (err: unknown) => {
+    if (err instanceof StartupError) {
+      process.stderr.write(`shardcrawl: ${err.message}\n  what to do: ${err.hint}\n`);
+      process.exit(err.exitCode);
+    }
     if (err instanceof UsageError) {
       if (err.message) process.stderr.write(`shardcrawl: ${err.message}\n\n`);
       process.stderr.write(await usageOf(process.argv[2]));
