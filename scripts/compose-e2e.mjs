@@ -17,10 +17,10 @@ const root = resolve(new URL("..", import.meta.url).pathname);
 const { values: v } = parseArgs({
   options: {
     hosts: { type: "string", default: "40" },
-    "page-cap": { type: "string", default: "40" },
+    "page-cap": { type: "string", default: "25" },
     project: { type: "string", default: "shardcrawl-e2e" },
     keep: { type: "boolean", default: false },
-    "timeout-min": { type: "string", default: "20" },
+    "timeout-min": { type: "string", default: "45" },
     out: { type: "string", default: join(root, "out", "compose-e2e") },
   },
 });

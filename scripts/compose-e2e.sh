@@ -4,7 +4,7 @@
 #   bash scripts/compose-e2e.sh [--hosts N] [--page-cap N] [--keep]
 #   bash scripts/compose-e2e.sh --if-docker ...   # exit 0 with a note when Docker or compose v2 is missing
 # Base images come from scripts/docker-base.sh (pulled, or built locally where registries are out of
-# reach; SHARDCRAWL_DOCKER_PULL=0 never asks a registry). Takes 4-8 minutes on 2 cores.
+# reach; SHARDCRAWL_DOCKER_PULL=0 never asks a registry). About 11 minutes on 2 quiet cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if_docker=0

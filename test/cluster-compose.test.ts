@@ -50,7 +50,12 @@ describe("docker-compose.yml", () => {
       expect(node.statusPort).toBeGreaterThan(0);
       expect(crawler.ports).toEqual([`127.0.0.1:${node.statusPort}:${node.statusPort}`]);
       expect(node.config.statusBind).toBe("0.0.0.0");
-      expect(crawler.healthcheck?.test.join(" ")).toContain(`127.0.0.1:${node.statusPort}/status`);
+      // The health check asks /status itself, with the token, and wants a 200.
+      const health = crawler.healthcheck!.test.join(" ");
+      expect(health).toContain(`/dev/tcp/127.0.0.1/${node.statusPort}`);
+      expect(health).toContain("GET /status HTTP/1.0");
+      expect(health).toContain("Authorization: Bearer");
+      expect(health).toContain("grep -q ' 200 '");
       // Output and Redis data on the node's own named volumes.
       expect(crawler.volumes).toContain(`${node.name}-out:${node.out}`);
       expect(redis.volumes).toEqual([`${node.name}-redis:/data`]);

@@ -4,7 +4,7 @@
 // Each command's module (and what it pulls in: the node engine, the status server, prom-client...)
 // is imported only when that command runs, so a node process does not pay for the others at start.
 import { UsageError } from "./flags.js";
-import { exitCodeFor } from "../node/exit-codes.js";
+import { StartupError, exitCodeFor } from "../node/exit-codes.js";
 import { UserAgentContactError } from "../node/user-agent-contact.js";
 
 const USAGE = `usage: shardcrawl <command> [flags]
@@ -30,9 +30,17 @@ commands:
 run "shardcrawl crawl --help" for the crawl flags.
 `;
 
+const NODE_USAGE = `usage: shardcrawl node --config <file>
+       shardcrawl node --cluster <file> --name <node>
+
+Runs a long-lived node: --config a YAML or JSON node config (its keys are the crawl flags' config
+keys, in brackets in the README's flag list), or --cluster a cluster file and --name its node to run.
+`;
+
 async function usageOf(cmd: string | undefined): Promise<string> {
   switch (cmd) {
     case "crawl": return (await import("./flags.js")).CRAWL_USAGE + (await import("./shard-flags.js")).SHARD_FLAGS_USAGE;
+    case "node": return NODE_USAGE;
     case "shard": return (await import("./shard-command.js")).SHARD_USAGE;
     case "ingest": return (await import("./ingest-command.js")).INGEST_USAGE;
     case "status": return (await import("./status-command.js")).STATUS_USAGE;
@@ -47,6 +55,11 @@ async function usageOf(cmd: string | undefined): Promise<string> {
 
 async function main(argv: string[]): Promise<number> {
   const [cmd, ...rest] = argv;
+  // Asked-for help is an answer, not a mistake: stdout and exit 0, as every other command does.
+  if ((cmd === "crawl" || cmd === "node") && rest.some((a) => a === "--help" || a === "-h")) {
+    process.stdout.write(await usageOf(cmd));
+    return 0;
+  }
   switch (cmd) {
     case "crawl": {
       const { takeShardFlags } = await import("./shard-flags.js");
@@ -113,6 +126,10 @@ async function main(argv: string[]): Promise<number> {
 main(process.argv.slice(2)).then(
   (code) => process.exit(code),
   async (err: unknown) => {
+    if (err instanceof StartupError) {
+      process.stderr.write(`shardcrawl: ${err.message}\n  what to do: ${err.hint}\n`);
+      process.exit(err.exitCode);
+    }
     if (err instanceof UsageError) {
       if (err.message) process.stderr.write(`shardcrawl: ${err.message}\n\n`);
       process.stderr.write(await usageOf(process.argv[2]));

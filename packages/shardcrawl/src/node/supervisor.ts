@@ -10,8 +10,8 @@ import { openFrontier, type NodeFrontier, type NodeStats } from "./open-frontier
 import { TerminalProgress, formatDuration } from "./progress.js";
 import { startNodeRedis, type RedisHandle } from "./redis-server.js";
 import { startStatusServer, type StatusServer } from "./status-server.js";
-import { readSeedFile } from "./seeds.js";
 import { loadExcludeFile } from "./exclude-file.js";
+import { preflight, seedRejectionLines } from "./preflight.js";
 import { repairOutputDir } from "../store/repair.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
@@ -66,6 +66,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // Before anything is created: a node that cannot tell site owners who runs it does not start.
   checkUserAgentContact(config);
   const startedAt = Date.now();
+  // Seeds, --out, the status port and --redis are checked before anything starts.
+  const seeds = await preflight(config);
   mkdirSync(config.out, { recursive: true });
   // Operator messages go to the terminal and, as structured lines, to <out>/logs/supervisor.<n>.log.
   const log = openSupervisorLog(config);
@@ -115,11 +117,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
   }
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
-  if (config.seeds) {
-    const seeds = readSeedFile(config.seeds, config.maxUrlLength, config.stripParams);
+  if (config.seeds && seeds) {
     seedReport.read = seeds.accepted.length + seeds.rejected.length;
     seedReport.rejected = seeds.rejected.length;
-    for (const r of seeds.rejected.slice(0, 5)) say(`seed rejected: line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);
+    for (const line of seedRejectionLines(config.seeds, seeds)) say(line);
     // The scope is the whole cluster's (every node reads the same list); the seeds are our share.
     await frontier.saveScope(config.scope, seeds.accepted);
     const own = router ? seeds.accepted.filter((u) => router.ownsHost(hostOf(u) ?? "")) : seeds.accepted;
