@@ -20,7 +20,7 @@ const { parsePage } = await dist("parse/parse-page.js");
 const { buildPageRecords } = await dist("store/warc-record.js");
 const { buildWetRecord } = await dist("store/wet-record.js");
 const { buildWatRecord } = await dist("store/wat-record.js");
-const { captureRow, captureIndexBytes, writeCaptureIndex } = await dist("store/capture-index.js");
+const { captureRow, writeCaptureIndex } = await dist("store/capture-index.js");
 const { WarcFileWriter } = await dist("store/warc-file.js");
 const { WarcDerivatives } = await dist("store/warc-derivatives.js");
 
