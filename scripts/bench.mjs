@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `pnpm bench`: the benchmark suite. Runs each bench as its own process (results as JSON under
 // bench-results/), then rewrites the crawler section of BENCHMARKS.md from those files.
-//   node scripts/bench.mjs [--mode quick|full] [--only parse,links,crawl,profile,scale] [--report-only]
+//   node scripts/bench.mjs [--mode quick|full] [--only parse,links,derivatives,crawl,profile,scale] [--report-only]
 // quick: minutes, for development; full: the record (more pages, more repeats, 1e7-URL frontier).
 // The simweb serving benchmark stays separate: node scripts/bench-simweb.mjs.
 import { spawnSync } from "node:child_process";
@@ -11,13 +11,15 @@ import { ROOT, RESULTS_DIR } from "./bench/common.mjs";
 import { writeReport } from "./bench/report.mjs";
 
 const { values: a } = parseArgs({ options: {
-  mode: { type: "string", default: "quick" }, only: { type: "string", default: "parse,links,crawl,profile,scale" }, "report-only": { type: "boolean", default: false },
+  mode: { type: "string", default: "quick" }, only: { type: "string", default: "parse,links,derivatives,crawl,profile,scale" }, "report-only": { type: "boolean", default: false },
 } });
 if (a.mode !== "quick" && a.mode !== "full") throw new Error(`--mode must be quick or full, got ${a.mode}`);
 
 const SUITES = {
   parse: ["scripts/bench/parse.mjs"],
   links: ["scripts/bench/links.mjs"],
+  // WET, WAT and Parquet index writing on the parse bench's real pages.
+  derivatives: ["scripts/bench/derivatives.mjs"],
   crawl: ["scripts/bench/crawl.mjs"],
   // A separate, profiled crawl (profiling slows it down, so it is never the measured run).
   profile: ["scripts/bench/crawl.mjs", "--profile", "--skip-peers", "--reps", "1", "--webs", "real"],

@@ -61,7 +61,8 @@ describe("outputs of a real crawl: WET, WAT and a Parquet index DuckDB queries",
     warcDir = join(out, "warc");
     run = await runCrawl([
       "--seeds", seedsFile, "--out", out, "--scope", "domains", "--delay", "20", "--max-crawl-delay", "200",
-      "--fetchers", "1", "--parsers", "1", "--derivatives", "all",
+      // One parse thread: the WET and WAT records cross from the worker thread (the component test parses inline).
+      "--fetchers", "1", "--parsers", "1", "--parser-threads", "1", "--derivatives", "all",
       ...simwebFlags(sim),
     ]);
     await sim.stop();

@@ -114,13 +114,29 @@ function scaleSection(d) {
   return L;
 }
 
+function derivativesSection(d) {
+  const c = d.cpuMicrosecondsPerPage, b = d.bytesPerPage;
+  return [`### Outputs beside the WARC files: WET, WAT, Parquet index (one core, CPU time, median of ${d.rounds} rounds)`, "",
+    `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
+    `${d.pages} real pages (htmlparser-benchmark, mean ${f0(b.htmlPerPage / 1000)} KB of HTML), each run ${d.repeat} times per round; gzip level ${d.gzipLevel} (the crawler's default). CPU = process user + system time, so the thread pool's file writes count. The Parquet row cost is that of one index file of ${d.indexRows} rows (row, sort, encode, fsync'd write) divided by its rows.`, "",
+    "| what | CPU us per page | bytes per page |", "| --- | ---: | ---: |",
+    `| parse task (decode, links, digests, WARC records) | ${f0(c.parseTask)} | WARC ${f0(b.warcPerPage)} |`,
+    `| parse task with WET + WAT records | ${f0(c.parseTaskWithWetWat)} (+${f0(c.wetAndWatInParseTask)}) | |`,
+    `| WET record alone (text to UTF-8, gzip) | ${f0(c.wetRecord)} | WET ${f0(b.wetPerPage)} |`,
+    `| WAT record alone (Envelope JSON, gzip) | ${f0(c.watRecord)} | WAT ${f0(b.watPerPage)} |`,
+    `| Parquet index row (row, sort, encode, write) | ${f1(c.parquetIndexRow)} | Parquet ${f1(b.indexPerRow)} |`,
+    `| write stage (appends, close) | ${f0(c.writeStage)} | |`,
+    `| write stage with WET, WAT and index files | ${f0(c.writeStageWithDerivatives)} (+${f0(c.derivativesInWriteStage)}) | |`];
+}
+
 export function writeReport(mode) {
   const links = load("links", mode);
-  const parse = load("parse", mode), crawl = load("crawl", mode), prof = load("profile", mode), scale = load("scale", mode);
+  const parse = load("parse", mode), crawl = load("crawl", mode), prof = load("profile", mode), scale = load("scale", mode), derivatives = load("derivatives", mode);
   const L = [BEGIN, "", `## shardcrawl (\`pnpm bench${mode === "full" ? ":full" : ""}\`, ${mode} mode)`, "",
     "Every comparison below ran side by side in one run on this shared 2-core machine (other jobs ran on it too: the load average is given). Results as JSON: `bench-results/<suite>-<mode>.json`.", ""];
   if (parse) L.push(...parseSection(parse), "");
   if (links) L.push(...linksSection(links), "");
+  if (derivatives) L.push(...derivativesSection(derivatives), "");
   if (crawl) L.push(...crawlSection(crawl, prof, parse), "");
   if (scale) L.push(...scaleSection(scale), "");
   L.push(END);

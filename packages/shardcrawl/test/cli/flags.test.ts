@@ -7,6 +7,12 @@ import { loadNodeConfigFile } from "../../src/cli/config-file.js";
 import { parseSeeds } from "../../src/node/seeds.js";
 
 describe("crawl flags (a contract outside tests rely on)", () => {
+  const cfgDir = mkdtempSync(join(tmpdir(), "sc-flags-"));
+  const write = (name: string, text: string) => {
+    const p = join(cfgDir, name);
+    writeFileSync(p, text);
+    return p;
+  };
   it("maps every contract flag onto the node config", () => {
     const c = parseCrawlFlags([
       "--seeds", "s.txt", "--out", "o", "--max-pages", "10", "--delay", "250", "--host-concurrency", "2",
@@ -33,6 +39,16 @@ describe("crawl flags (a contract outside tests rely on)", () => {
   it("--fetch-timeout caps every phase's timeout", () => {
     const c = parseCrawlFlags(["--out", "o", "--fetch-timeout", "3000"]);
     expect(c.timeouts).toEqual({ connectMs: 3000, headersMs: 3000, bodyMs: 3000, totalMs: 3000 });
+  });
+
+  it("--derivatives takes a list of wet, wat, index, or all / none", () => {
+    expect(parseCrawlFlags(["--out", "o"]).derivatives).toEqual([]);
+    expect(parseCrawlFlags(["--out", "o", "--derivatives", "wat,wet,wat"]).derivatives).toEqual(["wat", "wet"]);
+    expect(parseCrawlFlags(["--out", "o", "--derivatives", "all"]).derivatives).toEqual(["wet", "wat", "index"]);
+    expect(parseCrawlFlags(["--out", "o", "--derivatives", "none"]).derivatives).toEqual([]);
+    expect(() => parseCrawlFlags(["--out", "o", "--derivatives", "wet,pdf"])).toThrow(/--derivatives: expected a list of wet, wat, index/);
+    expect(() => loadNodeConfigFile(write("derivatives.yaml", "out: x\nderivatives: [wet, text]\n"))).toThrow(/derivatives: expected a list of wet, wat, index/);
+    expect(loadNodeConfigFile(write("derivatives-ok.yaml", "out: x\nderivatives: [index]\n")).derivatives).toEqual(["index"]);
   });
 
   it("bad values get specific errors", () => {

@@ -4,7 +4,7 @@
 // every record back, each WET text is the text the parser extracted, each WAT JSON carries the
 // page's links, and every index row locates its response record.
 import { readdirSync, readFileSync } from "node:fs";
-import { rm } from "node:fs/promises";
+import { mkdir, rm } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -223,5 +223,37 @@ describe("WET, WAT and Parquet index beside the WARC files", () => {
       expect(a.domain < b.domain || (a.domain === b.domain && a.surtKey <= b.surtKey)).toBe(true);
     }
     expect(new Set(rows.map((r) => `${r.file}@${r.offset}`)).size).toBe(written.length);
+  });
+});
+
+describe("a derivative that cannot be written", () => {
+  it("is dropped for its WARC file (counted, reported); the others and the next WARC file go on", async () => {
+    const dir = await tempDir("derivative-fail");
+    try {
+      // Something already holds the WET file's .open name: opening it fails.
+      await mkdir(join(dir, "a.warc.wet.gz.open"));
+      const errors: string[] = [];
+      const d = new WarcDerivatives({ dir, wet: true, wat: true, index: true, warcinfo: { software: "test" }, onError: (m) => errors.push(m) });
+      const p = page({ url: "http://example.com/a" });
+      const res = makeParseTask(setup)({ meta: { ...p, body: undefined } as never, body: p.body }) as WorkerResult;
+      const capture = { url: p.url, fetchTime: p.fetchedAt, status: 200, mime: "text/html", charset: null, language: null, digest: res.payloadDigest, truncated: false, error: null, depth: 0, node: "n1" };
+      const item = { derivatives: { wet: res.wet!, wat: res.wat!, capture }, location: { file: "a.warc.gz", offset: 100, length: 200 } };
+      await d.opened("a.warc.gz");
+      await d.written("a.warc.gz", [item]);
+      await d.finished("a.warc.gz");
+      expect(errors.length).toBe(1);
+      expect(errors[0]).toMatch(/a\.warc\.wet\.gz.*dropped for the rest of this WARC file/);
+      expect(d.stats).toMatchObject({ errors: 1, wetRecords: 0, watRecords: 1, indexRows: 1, indexFiles: 1 });
+      expect((await readWithWarcio(join(dir, "a.warc.wat.gz"))).map((r) => r.type)).toEqual(["warcinfo", "metadata"]);
+      expect(await readCaptureIndex(join(dir, "a.parquet"))).toHaveLength(1);
+      // The next WARC file gets all three again.
+      await d.opened("b.warc.gz");
+      await d.written("b.warc.gz", [{ ...item, location: { ...item.location, file: "b.warc.gz" } }]);
+      await d.finished("b.warc.gz");
+      expect(d.stats).toMatchObject({ errors: 1, wetRecords: 1, watRecords: 2, indexFiles: 2 });
+      expect((await readWithWarcio(join(dir, "b.warc.wet.gz"))).map((r) => r.type)).toEqual(["warcinfo", "conversion"]);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
   });
 });
