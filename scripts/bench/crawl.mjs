@@ -208,10 +208,12 @@ function linkCounts(stats, pages) {
   const parsed = Number(stats.parsed ?? 0) || 1;
   const inScope = pages.reduce((n, p) => n + (p.outlinks ?? 0), 0);
   const outOfScope = Number(stats.outOfScope ?? 0);
-  const duplicates = Number(stats.duplicates ?? 0) + Number(stats.seenCached ?? 0);
+  // "duplicates" includes the links a parser's seen cache answered ("seenCached").
+  const duplicates = Number(stats.duplicates ?? 0);
   return {
     perPage: (inScope + outOfScope) / parsed, inScopePerPage: inScope / parsed, outOfScopePerPage: outOfScope / parsed,
     duplicateShare: duplicates / Math.max(1, inScope), newPerPage: Number(stats.discovered ?? 0) / parsed,
+    seenCachedPerPage: Number(stats.seenCached ?? 0) / parsed,
   };
 }
 

