@@ -71,6 +71,10 @@ run systemctl disable --now redis-server   # each node starts its own Redis unde
 id shardcrawl >/dev/null 2>&1 || run useradd --system --home /opt/shardcrawl --shell /usr/sbin/nologin shardcrawl
 run mkdir -p /data/crawl /data/seeds /var/log/shardcrawl /etc/shardcrawl
 run chown -R shardcrawl:shardcrawl /data/crawl /data/seeds /var/log/shardcrawl
+# Redis's data folder (redisDir in the cluster file) off /data: on the EBS root volume, or on a
+# volume of its own mounted at /redis beforehand. A full /data then never stops Redis's AOF.
+run mkdir -p /redis/crawl
+run chown -R shardcrawl:shardcrawl /redis/crawl
 
 # 4. Redis memory: the cluster file sets redisMaxMemoryBytes well under RAM (80 GB of 128 GB),
 #    leaving room for fork copy-on-write during AOF rewrites and for the fetchers and parsers.
