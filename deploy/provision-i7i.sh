@@ -115,7 +115,9 @@ step_packages() {
 step_user() {
   id shardcrawl >/dev/null 2>&1 || change "user shardcrawl" useradd --system --home-dir /opt/shardcrawl --no-create-home --shell /usr/sbin/nologin shardcrawl
   local d
-  for d in /data/crawl /data/seeds; do
+  # /redis/crawl: Redis's data folder (redisDir in the cluster file) off /data, on the root volume or
+  # a volume of its own mounted at /redis beforehand, so a full /data never stops Redis's AOF.
+  for d in /data/crawl /data/seeds /redis/crawl; do
     if [[ ! -d "$d" ]] || [[ "$(stat -c %U "$d" 2>/dev/null)" != shardcrawl ]]; then change "$d owned by shardcrawl" bash -c "mkdir -p $d && chown shardcrawl:shardcrawl $d"; fi
   done
   for d in /etc/shardcrawl /opt/shardcrawl-releases; do

@@ -83,6 +83,8 @@ describe.skipIf(mountError !== "")("a full output disk pauses the node; it resum
     out = join(disk, "out");
     const crawl = startCrawl([
       "--seeds", seedsFile, "--out", out, "--redis", redis.url, "--scope", "domains", "--delay", "20", "--max-crawl-delay", "200",
+      // This test is about a write failing with ENOSPC; the free-space pause (--min-free-disk) has its own (crawl-disk-ship).
+      "--min-free-disk", "0",
       "--fetchers", "1", "--parsers", "1", "--fetcher-concurrency", String(FETCHER_CONCURRENCY), "--fetch-timeout", "5000",
       ...simwebFlags(sim),
     ]);

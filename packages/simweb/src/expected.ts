@@ -3,6 +3,7 @@
 // crawler may follow: no rel=nofollow links, nothing from meta-robots-nofollow pages, redirects to
 // their targets, nothing robots.txt forbids, nothing outside the scope, nothing inside a trap.
 import type { HostModel, World } from "./world.js";
+import { crawlerForm } from "./session-params.js";
 
 export type Scope = "domains" | "hosts" | "any";
 
@@ -16,6 +17,8 @@ export interface ExpectedOptions {
   maxCrawlDelayMs?: number;
   /** Stop after this many URLs (default 2,000,000); `truncated` tells when it happened. */
   maxPages?: number;
+  /** Follow links as a crawler that removes session-id and tracking parameters does (default true; session-params.ts). */
+  stripParams?: boolean;
 }
 
 export interface ExpectedResult {
@@ -48,7 +51,9 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
   // capped walk will ever visit. Hitting this bound also marks the result truncated.
   const frontierCap = 4 * maxPages + 10_000;
   let qi = 0;
-  const enqueue = (u: string): void => {
+  const strip = opts.stripParams !== false;
+  const enqueue = (raw: string): void => {
+    const u = strip ? crawlerForm(raw) : raw;
     if (queue.length - qi > frontierCap) {
       res.truncated = true;
       return;

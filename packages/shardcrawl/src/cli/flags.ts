@@ -79,6 +79,13 @@ flow control:
                               write buffers); explicit bounds still win (default: off)
   --accepted-wait <ms>        how long a page may wait in a queue at that rate (default 2000)
   --typical-page-bytes <b>    typical body size for the byte bounds (default 262144)
+  --min-free-disk <p|b>       pause leasing below this free space on the output disk: "5%" or bytes
+                              ("2G"); resumes at 1.5x; "0" = only when a write fails (default 2%)
+  --on-file-closed <cmd>      run "<cmd> <path>" for each closed WARC, CDXJ and page-log file; exit 0
+                              marks it shipped (out/shipped.log); failures retried with back-off
+  --delete-shipped            remove a file once --on-file-closed shipped it
+  --warc-max-file-bytes <b>   WARC and page-log files are closed (and shipped) at this size (default 1073741824)
+  --redis-dir <dir>           data folder of the node's own redis-server (own volume); out/redis links to it
   --write-buffer-bytes <b>    per parser: output not yet on disk; past it the parser takes no new page (default 67108864)
   --priority-rule <t>:<re>    URLs matching the regular expression get priority tier t (0 = first, 3 = shed first);
                               repeatable, first match wins, before the depth/shape heuristic
@@ -152,6 +159,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "host-page-budget": { type: "string" },
         "max-hosts-per-domain": { type: "string" },
         "strip-params": { type: "string" },
+        "min-free-disk": { type: "string" },
+        "on-file-closed": { type: "string" },
+        "delete-shipped": { type: "boolean" },
+        "warc-max-file-bytes": { type: "string" },
+        "redis-dir": { type: "string" },
         "url-filter": { type: "string", multiple: true },
         "global-concurrency": { type: "string" },
         "upstream-limit-header": { type: "string" },
@@ -266,6 +278,11 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.acceptedWaitMs = int("accepted-wait", v["accepted-wait"]) ?? c.acceptedWaitMs;
   c.typicalPageBytes = int("typical-page-bytes", v["typical-page-bytes"]) ?? c.typicalPageBytes;
   c.writeBufferBytes = int("write-buffer-bytes", v["write-buffer-bytes"]) ?? c.writeBufferBytes;
+  if (v["min-free-disk"] !== undefined) c.minFreeDisk = v["min-free-disk"];
+  if (v["on-file-closed"] !== undefined) c.onFileClosed = v["on-file-closed"];
+  if (v["delete-shipped"] !== undefined) c.deleteShipped = v["delete-shipped"];
+  if (v["redis-dir"] !== undefined) c.redisDir = v["redis-dir"];
+  c.warcMaxFileBytes = int("warc-max-file-bytes", v["warc-max-file-bytes"]) ?? c.warcMaxFileBytes;
   try {
     c.priorityRules = (v["priority-rule"] ?? []).map(parsePriorityRuleFlag);
   } catch (err) {

@@ -1,6 +1,7 @@
 // The configuration of one node, from CLI flags or a config file. Everything a child process needs
 // travels to it as this JSON (in an environment variable), so children never re-parse flags.
 import { DEFAULT_STRIP_PARAMS, ParamStripper } from "../url/strip-params.js";
+import { parseMinFreeDisk } from "./disk-space.js";
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/url-filters.js";
@@ -19,6 +20,14 @@ export interface NodeConfig {
   seeds?: string;
   /** Redis URL; when absent the node starts its own redis-server under out/redis. */
   redis?: string;
+  /** Data folder of the node's own redis-server, e.g. on its own volume ("" = out/redis; else out/redis links to it). */
+  redisDir: string;
+  /** Free space of the output disk below which leasing pauses: "5%" or bytes ("2G"); "0" = only on ENOSPC (node/disk-space.ts). */
+  minFreeDisk: string;
+  /** Command run with each closed WARC, CDXJ and page-log file as its argument; exit 0 = shipped ("" = none; node/file-shipper.ts). */
+  onFileClosed: string;
+  /** Remove a file once onFileClosed shipped it. */
+  deleteShipped: boolean;
   /** Key prefix in Redis, so a shared Redis could hold several crawls (default "sc:"). */
   prefix: string;
   maxPages?: number;
@@ -260,6 +269,12 @@ export function defaultConfig(): NodeConfig {
     acceptedWaitMs: 2000,
     typicalPageBytes: 256 * 1024,
     writeBufferBytes: 64 * 1024 * 1024,
+    redisDir: "",
+    // Room for what is fetched but not written yet (parse stage bytes, write buffers) and the
+    // Redis AOF when it shares the disk; 2% of a 3.75 TB NVMe is 75 GB.
+    minFreeDisk: "2%",
+    onFileClosed: "",
+    deleteShipped: false,
     priorityRules: [],
     logLevel: "info",
     logMaxBytes: 10 * 1024 * 1024,
@@ -319,6 +334,12 @@ export function validateConfig(c: NodeConfig): string[] {
       errors.push(`urlFilters: ${(err as Error).message}`);
     }
   }
+  try {
+    parseMinFreeDisk(c.minFreeDisk);
+  } catch (err) {
+    errors.push(`minFreeDisk: ${(err as Error).message}`);
+  }
+  if (c.deleteShipped && !c.onFileClosed) errors.push("deleteShipped: needs onFileClosed (--on-file-closed): only shipped files are removed");
   if (!Array.isArray(c.stripParams)) errors.push("stripParams: expected a list of parameter names");
   else {
     try {

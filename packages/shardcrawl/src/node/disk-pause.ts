@@ -4,11 +4,16 @@
 // queue or in a parser's in-flight list (nothing is acknowledged before it is written), and a page
 // whose write failed is retried by its parser. The supervisor probes the disk every few seconds
 // with a real write and clears the flag once one succeeds: fetching resumes, and nothing was lost.
+// With a free-space threshold (--min-free-disk, disk-space.ts) the supervisor pauses the same way
+// BEFORE a write fails: when free space drops below it; it resumes once free space is back above
+// the threshold times RESUME_FACTOR (hysteresis) and the probe succeeds. What is already fetched
+// is still written while paused, so the threshold must hold the parse stage's bytes.
 import { randomBytes } from "node:crypto";
 import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { Frontier } from "../frontier/index.js";
 import { StoreWriteError } from "../store/append-file.js";
+import { freeSpace, RESUME_FACTOR, thresholdBytes, type FreeSpace, type MinFreeDisk } from "./disk-space.js";
 
 /** errno codes that mean "no room", as opposed to a broken disk or a bug. */
 const NO_ROOM_CODES = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
@@ -27,6 +32,12 @@ export interface DiskPauseOptions {
   probeBytes?: number;
   /** Time between probes while paused. Default 2 s. */
   probeEveryMs?: number;
+  /** Pause below this free space (absent: only a failed write pauses). */
+  minFree?: MinFreeDisk;
+  /** Time between free-space checks while running. Default 1 s. */
+  checkEveryMs?: number;
+  /** Reads free space (tests); default statfs of the output folder. */
+  readFree?: (dir: string) => Promise<FreeSpace>;
 }
 
 /** The supervisor's side: says when the node pauses, probes the disk, and resumes fetching. */
@@ -35,10 +46,29 @@ export class DiskPauseWatch {
   private lastProbe = 0;
   private readonly probeBytes: number;
   private readonly probeEveryMs: number;
+  private readonly checkEveryMs: number;
+  private lastCheck = 0;
+  private lastFree: FreeSpace | null = null;
 
-  constructor(private readonly frontier: Frontier, private readonly out: string, private readonly log: (m: string) => void, opts: DiskPauseOptions = {}) {
+  constructor(private readonly frontier: Frontier, private readonly out: string, private readonly log: (m: string) => void, private readonly opts: DiskPauseOptions = {}) {
     this.probeBytes = opts.probeBytes ?? 1024 * 1024;
     this.probeEveryMs = opts.probeEveryMs ?? 2000;
+    this.checkEveryMs = opts.checkEveryMs ?? 1000;
+  }
+
+  /** The last free-space reading and the thresholds (status), or null before the first. */
+  get freeSpace(): (FreeSpace & { pauseBelow: number; resumeAt: number }) | null {
+    if (!this.lastFree || !this.opts.minFree) return null;
+    const pauseBelow = thresholdBytes(this.opts.minFree, this.lastFree.totalBytes);
+    return { ...this.lastFree, pauseBelow, resumeAt: Math.round(pauseBelow * RESUME_FACTOR) };
+  }
+
+  /** Reads free space (throttled); null when there is no threshold or it was read recently. */
+  private async readFree(now: number, force: boolean): Promise<FreeSpace | null> {
+    if (!this.opts.minFree || (!force && now - this.lastCheck < this.checkEveryMs)) return null;
+    this.lastCheck = now;
+    this.lastFree = await (this.opts.readFree ?? freeSpace)(this.out);
+    return this.lastFree;
   }
 
   /** One check; call it from the supervisor's loop. Never throws. */
@@ -47,6 +77,14 @@ export class DiskPauseWatch {
       const { diskFull } = await this.frontier.flowState();
       if (diskFull === undefined) {
         this.pausedSince = null;
+        const free = await this.readFree(now, false);
+        if (free && this.opts.minFree && free.freeBytes < thresholdBytes(this.opts.minFree, free.totalBytes)) {
+          const need = thresholdBytes(this.opts.minFree, free.totalBytes);
+          await this.frontier.setFlow({ diskFull: `supervisor: low disk space: ${free.freeBytes} bytes free < ${need} (--min-free-disk)` });
+          await this.frontier.redis.hincrby(this.frontier.keys.stats, "lowDiskPauses", 1);
+          this.pausedSince = now;
+          this.log(`fetching paused: ${free.freeBytes} bytes free on the output disk, below --min-free-disk (${need}); resuming above ${Math.round(need * RESUME_FACTOR)}`);
+        }
         return;
       }
       if (this.pausedSince === null) {
@@ -55,6 +93,8 @@ export class DiskPauseWatch {
       }
       if (now - this.lastProbe < this.probeEveryMs) return;
       this.lastProbe = now;
+      const free = await this.readFree(now, true);
+      if (free && this.opts.minFree && free.freeBytes < thresholdBytes(this.opts.minFree, free.totalBytes) * RESUME_FACTOR) return;
       if (!(await this.probe())) return;
       await this.frontier.setFlow({ diskFull: null });
       await this.frontier.redis.hincrby(this.frontier.keys.stats, "diskPauses", 1);

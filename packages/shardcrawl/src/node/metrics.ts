@@ -94,6 +94,11 @@ const PLAIN: Array<[string, string, string]> = [
   ["tls:handshakes", "shardcrawl_tls_handshakes_total", "Full TLS handshakes (no session resumed)."],
   ["tls:resumed", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
   ["outboxLinks", "shardcrawl_outbox_links_total", "Links owned by other nodes, written to the outbox (cluster)."],
+  ["lowDiskPauses", "shardcrawl_low_disk_pauses_total", "Pauses of leasing because free space fell below --min-free-disk."],
+  ["diskPauses", "shardcrawl_disk_pause_resumes_total", "Disk pauses that ended (space back above the resume level)."],
+  ["ship:files", "shardcrawl_shipped_files_total", "Closed WARC, CDXJ and page-log files shipped by --on-file-closed."],
+  ["ship:bytes", "shardcrawl_shipped_bytes_total", "Bytes of the files shipped by --on-file-closed."],
+  ["ship:failures", "shardcrawl_ship_failures_total", "Runs of --on-file-closed that failed (retried with back-off)."],
 ];
 
 const PER_HOST: Array<[string, string, (h: HostPressure) => number]> = [

@@ -4,9 +4,9 @@
 // same AOF files.
 import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
-import { existsSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, writeFileSync } from "node:fs";
+import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { join } from "node:path";
+import { join, resolve as resolvePath } from "node:path";
 import { Redis } from "ioredis";
 
 export interface RedisHandle {
@@ -124,7 +124,30 @@ function urlOf(c: ConnectionFile): string {
   return `redis://:${c.password}@127.0.0.1:${c.port}`;
 }
 
-export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: number } = {}): Promise<RedisHandle> {
+/**
+ * Makes out/redis a link to `dataDir` (Redis's AOF on its own volume, so a full output disk never
+ * stops Redis from writing, and the other way round). Every tool keeps finding out/redis. Refuses
+ * to hide an existing data folder at out/redis.
+ */
+export function linkRedisDir(outDir: string, dataDir: string): void {
+  const at = join(outDir, "redis");
+  const target = resolvePath(dataDir);
+  mkdirSync(target, { recursive: true });
+  mkdirSync(outDir, { recursive: true });
+  let current: string | null = null;
+  try {
+    current = lstatSync(at).isSymbolicLink() ? resolvePath(outDir, readlinkSync(at)) : realpathSync(at);
+  } catch {
+    current = null;
+  }
+  if (current === null) symlinkSync(target, at, "dir");
+  else if (current !== target && realpathSync(at) !== realpathSync(target)) {
+    throw new Error(`redis-dir: ${at} already holds Redis data (${current}); move it to ${target} and remove ${at} first`);
+  }
+}
+
+export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: number; dataDir?: string } = {}): Promise<RedisHandle> {
+  if (opts.dataDir) linkRedisDir(outDir, opts.dataDir);
   const dir = join(outDir, "redis");
   mkdirSync(dir, { recursive: true });
   const connPath = join(dir, "connection.json");

@@ -28,6 +28,11 @@ import { releaseDeadFetcher } from "./lease-owner.js";
 import { DiskPauseWatch } from "./disk-pause.js";
 import { DeferredEndWatch, formatDeferred, type DeferredReport } from "./deferred-end.js";
 import { checkUserAgentContact } from "./user-agent-contact.js";
+import { parseMinFreeDisk } from "./disk-space.js";
+import { FileShipper } from "./file-shipper.js";
+
+/** At the end of a crawl, shipping of the last closed files is waited for this long. */
+const SHIP_DRAIN_MS = 10 * 60_000;
 
 export interface CrawlSummary {
   node: string;
@@ -85,7 +90,10 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   let redisHandle: RedisHandle | null = null;
   let redisUrl = config.redis;
   if (!redisUrl) {
-    redisHandle = await startNodeRedis(config.out, config.redisMaxMemoryBytes > 0 ? { maxmemoryBytes: config.redisMaxMemoryBytes } : {});
+    redisHandle = await startNodeRedis(config.out, {
+      ...(config.redisMaxMemoryBytes > 0 ? { maxmemoryBytes: config.redisMaxMemoryBytes } : {}),
+      ...(config.redisDir ? { dataDir: config.redisDir } : {}),
+    });
     redisUrl = redisHandle.url;
     redisHandle.watch(say);
   }
@@ -179,7 +187,16 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   process.on("SIGTERM", onSignal);
 
   // A full output disk pauses fetching; this says so and resumes once space is back.
-  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say);
+  // With --min-free-disk it pauses before the disk is full, and resumes with hysteresis.
+  const minFree = parseMinFreeDisk(config.minFreeDisk);
+  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say, ("bytes" in minFree && minFree.bytes === 0) || ("percent" in minFree && minFree.percent === 0) ? {} : { minFree });
+  // Closed WARC, CDXJ and page-log files go to the operator's shipping command.
+  const shipper = config.onFileClosed
+    ? new FileShipper({
+      out: config.out, command: config.onFileClosed, deleteShipped: config.deleteShipped, log: say,
+      count: (field, by) => void frontier.frontier.redis.hincrby(frontier.frontier.keys.stats, field, by).catch(() => undefined),
+    })
+    : null;
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
@@ -188,6 +205,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
     await diskWatch.tick();
+    shipper?.tick();
     if (Date.now() - lastInboxCheck >= config.inboxPollMs) {
       lastInboxCheck = Date.now();
       // Ingest while running: a bad file is reported and left in the inbox, never fatal.
@@ -238,6 +256,11 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
   await frontier.reap(Date.now());
   await children.stop(60_000, ["parser"]);
+  if (shipper) {
+    // Every file is closed now: ship what is left (what fails stays pending for the next start).
+    const left = await shipper.drain(SHIP_DRAIN_MS);
+    if (left.length > 0) say(`${left.length} closed files not shipped yet (${left.slice(0, 3).join(", ")}${left.length > 3 ? ", ..." : ""}): shipped at the next start`);
+  }
   lastStats = await frontier.stats();
   const deferred = await deferWatch.report();
   await ingestOutbox?.close();

@@ -102,6 +102,9 @@ export class BodySpool {
   private readonly stem: string;
   private seq = 0;
   private current: Segment | null = null;
+  // Closes an idle writer's segment: once swept, its space is free only when its descriptor is
+  // closed, and a paused fetcher (low disk space) puts nothing that would rotate it.
+  private readonly idleTimer: NodeJS.Timeout;
 
   constructor(
     readonly dir: string,
@@ -111,6 +114,11 @@ export class BodySpool {
     if (!FILE_RE.test(prefix)) throw new RangeError(`spool: invalid prefix ${JSON.stringify(prefix)}`);
     mkdirSync(dir, { recursive: true });
     this.stem = `${prefix}-${process.pid}-${randomBytes(3).toString("hex")}`;
+    this.idleTimer = setInterval(() => {
+      const seg = this.current;
+      if (seg && Date.now() - seg.lastPut >= ROTATE_IDLE_MS) this.retire(seg);
+    }, ROTATE_IDLE_MS);
+    this.idleTimer.unref();
   }
 
   /** Appends one body, given whole or as the pieces it arrived in (in order). */
@@ -158,6 +166,7 @@ export class BodySpool {
 
   /** Closes the current segment (the process is stopping). */
   close(): Promise<void> {
+    clearInterval(this.idleTimer);
     if (this.current) this.retire(this.current);
     return Promise.resolve();
   }
