@@ -369,6 +369,19 @@ export class Frontier {
     return purgeExcluded(this.redis, this.keys, this.scripts, this.common(now), e);
   }
 
+  /**
+   * Takes one of `max` in-flight slots of an IP address for a lease (--ip-concurrency), held until
+   * releaseIpSlot or the lease's expiry, and returned at once if its fetcher dies (releaseOwner).
+   * False when the address has no free slot.
+   */
+  async acquireIpSlot(addr: string, lease: Pick<Lease, "id" | "expiresAt">, max: number, now: number = Date.now()): Promise<boolean> {
+    return toInt(await this.scripts.run("ip_acquire", [this.keys.prefix, epochMs(now), addr, lease.id, epochMs(lease.expiresAt), max])) === 1;
+  }
+
+  async releaseIpSlot(addr: string, lease: Pick<Lease, "id">): Promise<void> {
+    await this.scripts.run("ip_release", [this.keys.prefix, addr, lease.id]);
+  }
+
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */
   async mightHaveSeen(urls: readonly string[]): Promise<boolean[]> {
     const out: boolean[] = [];

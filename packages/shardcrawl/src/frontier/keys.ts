@@ -67,6 +67,10 @@
 //                              -> JSON {kind: "host"|"url-prefix", reason, at (epoch ms)}. Survives restarts.
 //   P exclv             string version of P excl, incremented on every change (processes poll it)
 //   P tmp:excl          list   scratch list of exclude_purge.lua (rebuilds a queue without the excluded URLs)
+//   P ip:<addr>         zset   --ip-concurrency: the node's requests in flight to one IP address (the address
+//                              connected to): lease id -> lease expiry; expired members are dropped on acquire
+//   P ipo:<owner>       set    "<addr>\t<lease id>" slots a fetcher holds (returned at once when it dies:
+//                              release_owner.lua)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason> ...) and gauges (queued, hostsQueued)
@@ -108,6 +112,8 @@ export class FrontierKeys {
   get spillSize(): string { return `${this.prefix}spillsize`; }
   get spillPos(): string { return `${this.prefix}spillpos`; }
   get shedLog(): string { return `${this.prefix}shedlog`; }
+  ipSlots(addr: string): string { return `${this.prefix}ip:${addr}`; }
+  ipSlotsOf(owner: string): string { return `${this.prefix}ipo:${owner}`; }
   get exclusions(): string { return `${this.prefix}excl`; }
   get exclusionsVersion(): string { return `${this.prefix}exclv`; }
   politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }

@@ -37,6 +37,8 @@ const SCRIPT_FILES = {
   complete_revisit: true,
   refetch_page: true,
   exclude_purge: true,
+  ip_acquire: false,
+  ip_release: false,
   take_pages: false,
   recover_parse: false,
   snapshot: false,
