@@ -43,10 +43,10 @@ describe("DnsCache", () => {
   it("never caches SERVFAIL, refused or timeouts: the next lookup asks again", async () => {
     let fail = "ESERVFAIL";
     const calls: string[] = [];
-    const lookup: LookupAll = async (name) => {
+    const lookup: LookupAll = (name) => {
       calls.push(name);
-      if (fail) throw Object.assign(new Error(`query ${fail} ${name}`), { code: fail });
-      return [{ address: "192.0.2.30", family: 4 }];
+      if (fail) return Promise.reject(Object.assign(new Error(`query ${fail} ${name}`), { code: fail }));
+      return Promise.resolve([{ address: "192.0.2.30", family: 4 }]);
     };
     const cache = new DnsCache({ ttlMs: 60_000, negativeTtlMs: 60_000, timeoutMs: 1_000, lookup });
     for (const code of ["ESERVFAIL", "ETIMEOUT", "ECONNREFUSED", "EAI_AGAIN"]) {

@@ -52,13 +52,13 @@ describe("IP slots", () => {
   it("takeIpSlot waits for a slot, then gives up with full; an unknown address takes none", async () => {
     const f = await Frontier.open(redis, { prefix: `ip${++n}:`, bloom });
     const lease = (id: string) => ({ id, expiresAt: Date.now() + 60_000, url: "https://a.test/", host: "a.test", tier: 0, depth: 0, hops: 0, attempt: 0 });
-    const at = async () => "10.1.1.1";
+    const at = () => Promise.resolve("10.1.1.1");
     const first = await takeIpSlot(f, at, lease("1"), 1, 100);
     expect(first).not.toBe("full");
     expect(await takeIpSlot(f, at, lease("2"), 1, 100)).toBe("full");
     setTimeout(() => void (first as { release(): Promise<void> }).release(), 100);
     const second = await takeIpSlot(f, at, lease("3"), 1, 5_000);
     expect(second && second !== "full" ? second.addr : second).toBe("10.1.1.1");
-    expect(await takeIpSlot(f, async () => { throw new Error("ENOTFOUND"); }, lease("4"), 1, 100)).toBeNull();
+    expect(await takeIpSlot(f, () => Promise.reject(new Error("ENOTFOUND")), lease("4"), 1, 100)).toBeNull();
   });
 });
