@@ -715,7 +715,9 @@ export class Frontier {
     const out: HostPressure[] = [];
     for (let i = 0; i + 1 < r.length; i += 2) {
       const host = r[i]!;
-      const [f, a, m, c, q, R, x, e] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e");
+      const [hf, ha, hm, hc, q, R, x, e, k] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e", "k");
+      // Domain politeness: the limits that learned are the domain's (lib.lua feedback).
+      const [f, a, m, c] = k && this.politenessKey === "domain" ? await this.redis.hmget(this.keys.politenessDomain(k), "f", "a", "m", "c") : [hf, ha, hm, hc];
       const tries = toInt(R) + toInt(x) + toInt(e);
       const hard = c ? toInt(c) : this.hostConcurrency;
       const ad = a ? Number(a) : hard;
