@@ -30,6 +30,8 @@ commands:
   upgrade   ssh: one node at a time: ship the build, drain (SIGTERM), switch, start, wait for /status
   net       netns only: net up|down|count (namespaces, veth pairs; count = packets routed between node namespaces)
   sim       local/netns: sim up|down starts simweb (--sim-args "ARGS") on this machine or in the hub namespace
+  exclude   exclude add|remove <domain|host|url-prefix> [--reason TEXT] | exclude list: the site owners'
+            opt-out list on every node (shardcrawl exclude)
 
 every command takes --help and --dry-run (print what would run, change nothing).
 environment: SHARDCRAWL_NETNS_PREFIX (default sc), SHARDCRAWL_NETNS_NET (default 10.231), SSH_OPTS,
@@ -58,5 +60,6 @@ case "$cmd" in
   upgrade) cmd_upgrade ;;
   net) cmd_net ;;
   sim) cmd_sim ;;
+  exclude) cmd_exclude ;;
   *) echo "cluster.sh: unknown command '$cmd'" >&2; usage >&2; exit 2 ;;
 esac

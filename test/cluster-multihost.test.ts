@@ -64,7 +64,7 @@ describe("3-node cluster, local processes", () => {
   });
 
   test("every cluster.sh command has --help and a dry run that changes nothing", () => {
-    for (const cmd of ["up", "down", "status", "seed", "exchange", "collect", "logs", "rounds", "net", "sim"]) {
+    for (const cmd of ["up", "down", "status", "seed", "exchange", "collect", "logs", "rounds", "net", "sim", "exclude"]) {
       const h = sh([cmd, "--help"]);
       expect(h.code, cmd).toBe(0);
       expect(h.stdout, cmd).toMatch(/^usage: /);
@@ -76,6 +76,18 @@ describe("3-node cluster, local processes", () => {
     expect(ex.stdout.trim().split("\n").pop()).toBe("moved 0");
     expect(sh(["bogus"]).code).toBe(2);
     void CLUSTER_SH;
+  });
+
+  test("exclude add/list/remove reach every (stopped) node's Redis", () => {
+    const add = sh(["exclude", "add", "excluded-by-owner.test", "--reason", "asked by mail", "--cluster", run.cluster]);
+    expect(add.code, add.stdout + add.stderr).toBe(0);
+    expect(add.stdout.match(/excluded excluded-by-owner\.test \(host\); 0 queued URLs removed/g)).toHaveLength(NODES);
+    const list = sh(["exclude", "list", "--cluster", run.cluster]);
+    expect(list.stdout.match(/excluded-by-owner\.test\thost\t.*\tasked by mail/g)).toHaveLength(NODES);
+    const remove = sh(["exclude", "remove", "excluded-by-owner.test", "--cluster", run.cluster]);
+    expect(remove.code).toBe(0);
+    expect(remove.stdout.match(/no longer excluded/g)).toHaveLength(NODES);
+    expect(sh(["exclude", "add", "--cluster", run.cluster]).code).toBe(2);
   });
 });
 

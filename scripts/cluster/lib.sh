@@ -10,7 +10,7 @@ REMOTE_ROOT="${SHARDCRAWL_REMOTE_ROOT:-/opt/shardcrawl}"
 read -r -a SSH_ARGS <<< "${SSH_OPTS:--o BatchMode=yes -o ConnectTimeout=10}"
 
 CLUSTER="" TRANSPORT="local" DRY_RUN=0 HELP=0 WAIT=0 SEEDS="" DEST="" LINES=40 MAX_ROUNDS=10
-SIM_ARGS="" STATE="$ROOT/out/cluster-state" NODES=0 ACTION="" PROVISION_ARGS=""
+SIM_ARGS="" STATE="$ROOT/out/cluster-state" NODES=0 ACTION="" PROVISION_ARGS="" PATTERN="" REASON=""
 # shellcheck source=scripts/cluster/fleet.sh disable=SC1091
 source "$ROOT/scripts/cluster/fleet.sh"
 
@@ -34,8 +34,12 @@ parse_common_args() {
       --build-id) BUILD_ID="${2:?--build-id needs a name}"; shift ;;
       --provision-args) PROVISION_ARGS="${2?--provision-args needs a string}"; shift ;;
       --health-timeout) HEALTH_TIMEOUT="${2:?--health-timeout needs seconds}"; shift ;;
-      up|down|count) ACTION="$1" ;;
-      *) die "unknown argument '$1' (try --help)" ;;
+      up|down|count|add|remove|list) ACTION="$1" ;;
+      --reason) REASON="${2?--reason needs a text}"; shift ;;
+      *)
+        # exclude add|remove <pattern>
+        if [[ ( "$ACTION" == add || "$ACTION" == remove ) && -z "$PATTERN" && "$1" != -* ]]; then PATTERN="$1"
+        else die "unknown argument '$1' (try --help)"; fi ;;
     esac
     shift
   done
@@ -62,6 +66,11 @@ Files for a node not in the cluster file stay where they are (reported)." ;;
     collect) echo "usage: cluster.sh collect --cluster FILE --dest DIR [--transport T] [--dry-run]
 Copies warc/, pages/ and summary.json of every node into DIR/<node>/." ;;
     logs) echo "usage: cluster.sh logs --cluster FILE [--lines N] [--transport T] [--dry-run]" ;;
+    exclude) echo "usage: cluster.sh exclude add|remove <domain|host|url-prefix> [--reason TEXT] --cluster FILE [--transport T] [--dry-run]
+       cluster.sh exclude list --cluster FILE [--transport T]
+Runs 'shardcrawl exclude' on every node (running or stopped): within about a second of it returning,
+no node starts a request to the site; queued URLs are removed and links to it refused.
+Exit codes as 'shardcrawl exclude' (0 done, 1 error, 2 usage)." ;;
     rounds) echo "usage: cluster.sh rounds --cluster FILE [--max-rounds N] [--transport T] [--dry-run]
 Crawl rounds: up --wait, then exchange; repeated until an exchange moves nothing. Nodes need
 exitWhenDone: true in the cluster file." ;;
@@ -311,6 +320,27 @@ cmd_rebalance() {
     on_node "$i" node "$js" rehome --out "${N_OUT[$i]}" --cluster "$cf" --name "${N_NAME[$i]}"
   done
   cmd_exchange
+}
+
+# The site owners' opt-out list on every node (shardcrawl exclude against each node's --out; a
+# stopped node's Redis is started for the change). Stops at the first node that fails.
+cmd_exclude() {
+  case "$ACTION" in
+    add|remove) [[ -n "$PATTERN" ]] || die "exclude $ACTION: a <domain|host|url-prefix> is required" ;;
+    list) ;;
+    *) die "exclude: expected add, remove or list" ;;
+  esac
+  load_plan
+  local i js="$SHARDCRAWL_JS" rc=0
+  [[ "$TRANSPORT" == ssh ]] && js="$REMOTE_ROOT/packages/shardcrawl/dist/cli/main.js"
+  local args=(exclude "$ACTION")
+  [[ -n "$PATTERN" ]] && args+=("$PATTERN")
+  [[ "$ACTION" == add && -n "$REASON" ]] && args+=(--reason "$REASON")
+  for i in "${!N_NAME[@]}"; do
+    echo "${N_NAME[$i]}:"
+    # remove exits 3 when the pattern was not in that node's list: not an error for the cluster.
+    on_node "$i" node "$js" "${args[@]}" --out "${N_OUT[$i]}" || { rc=$?; [[ "$rc" == 3 ]] || return "$rc"; }
+  done
 }
 
 cmd_net() {

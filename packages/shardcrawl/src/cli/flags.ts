@@ -16,6 +16,10 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --host-concurrency <n>      requests in flight per host (default 1)
   --politeness-key <host|domain>  one delay clock and in-flight limit per registrable domain across
                               its hosts (default domain), or per host
+  --ip-concurrency <n>        requests in flight to one IP address (the address connected to) across all
+                              hosts and domains of the node (default 0: no limit)
+  --exclude-file <file>       the site owners' opt-out list loaded at start: "<domain|host|url-prefix> [reason]"
+                              per line (see "shardcrawl exclude"; kept in the node's Redis)
   --max-crawl-delay <ms>      honour robots.txt Crawl-delay up to this (default 300000); a host asking
                               for more is skipped, its URLs refused as crawl-delay-too-long
   --user-agent <string>       sent on every request; its product token selects the robots.txt group;
@@ -117,6 +121,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
         "host-concurrency": { type: "string" },
         "politeness-key": { type: "string" },
         "exclude-file": { type: "string" },
+        "ip-concurrency": { type: "string" },
         "max-crawl-delay": { type: "string" },
         from: { type: "string" },
         "robots-backoff-base": { type: "string" },
@@ -195,6 +200,7 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.delayMs = int("delay", v.delay) ?? c.delayMs;
   c.hostConcurrency = int("host-concurrency", v["host-concurrency"]) ?? c.hostConcurrency;
   if (v["exclude-file"] !== undefined) c.excludeFile = v["exclude-file"];
+  c.ipConcurrency = int("ip-concurrency", v["ip-concurrency"]) ?? c.ipConcurrency;
   if (v["politeness-key"] !== undefined) {
     if (v["politeness-key"] !== "host" && v["politeness-key"] !== "domain") throw new UsageError(`--politeness-key: expected host or domain, got ${JSON.stringify(v["politeness-key"])}`);
     c.politenessKey = v["politeness-key"];

@@ -38,6 +38,18 @@ export class DnsLookupError extends Error {
   }
 }
 
+/**
+ * Answers that say the name has no address (NXDOMAIN, NODATA): the only failures worth caching.
+ * SERVFAIL, timeouts, refused and "try again" are about the resolver path, not the name: they are
+ * never cached and the fetch is retried later (fetch-errors.ts: dns-transient).
+ */
+const PERMANENT_DNS_CODES = new Set(["ENOTFOUND", "ENODATA", "ENONAME", "EAI_NONAME", "EAI_NODATA", "EBADNAME"]);
+
+/** Does this lookup failure say the name has no address (cacheable, final), rather than a transient resolver failure? */
+export function isPermanentDnsFailure(code: string): boolean {
+  return PERMANENT_DNS_CODES.has(code);
+}
+
 type Entry = { expiresAt: number; addresses: string[] } | { expiresAt: number; error: DnsLookupError };
 
 const defaultLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -93,7 +105,7 @@ export class DnsCache {
       return addresses;
     } catch (err) {
       const error = toDnsError(name, err);
-      this.store(name, { expiresAt: this.now() + (this.opts.negativeTtlMs ?? this.opts.ttlMs), error });
+      if (isPermanentDnsFailure(error.code)) this.store(name, { expiresAt: this.now() + (this.opts.negativeTtlMs ?? this.opts.ttlMs), error });
       throw error;
     }
   }

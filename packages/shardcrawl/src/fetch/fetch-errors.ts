@@ -1,7 +1,7 @@
 // Maps whatever a fetch failed with (undici errors, socket errors, TLS errors, our own guard
 // errors) to one FetchErrorClass word plus a human-readable detail for the page log.
 import type { FetchErrorClass } from "../shared/types.js";
-import { DnsLookupError } from "./dns-cache.js";
+import { DnsLookupError, isPermanentDnsFailure } from "./dns-cache.js";
 import { SsrfBlockedError, type ConnectPhase } from "./guarded-connector.js";
 
 export interface ClassifiedError {
@@ -63,7 +63,7 @@ export function classifyFetchError(err: unknown, phase?: ConnectPhase): Classifi
   const withCode = code ? `${code}: ${message}` : message;
 
   if (err instanceof SsrfBlockedError) return { errorClass: "ssrf-blocked", detail: message };
-  if (err instanceof DnsLookupError) return { errorClass: "dns", detail: `${err.code}: ${message}` };
+  if (err instanceof DnsLookupError) return { errorClass: isPermanentDnsFailure(err.code) ? "dns" : "dns-transient", detail: `${err.code}: ${message}` };
 
   switch (code) {
     case "UND_ERR_CONNECT_TIMEOUT":

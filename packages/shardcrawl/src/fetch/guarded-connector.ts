@@ -192,6 +192,18 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): Connector
   };
 }
 
+/**
+ * The address a connection for this host and port tries first, as the connector picks it
+ * (--connect-to, --resolve, the DNS cache, the private-address filter); undefined when none is
+ * allowed. The per-IP in-flight limit keys on it before the request is sent (node/ip-slots.ts).
+ * Rejects like a lookup (DnsLookupError).
+ */
+export async function firstTargetAddress(opts: Pick<GuardedConnectorOptions, "connectTo" | "resolve" | "dns" | "allowPrivate">, host: string, port: number): Promise<string | undefined> {
+  const target = applyConnectTo(opts.connectTo, host, port);
+  const { addresses } = await resolveTarget(opts as GuardedConnectorOptions, target.host, target.port);
+  return (opts.allowPrivate ? addresses : addresses.filter((a) => blockReason(a) === null))[0];
+}
+
 async function resolveTarget(
   opts: GuardedConnectorOptions,
   host: string,

@@ -13,7 +13,7 @@ import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride 
 import { DnsCache, type LookupAll } from "./dns-cache.js";
 import { classifyFetchError } from "./fetch-errors.js";
 import {
-  createGuardedConnector, factsOfConnectError, newConnectionCounters, noteRequestSent, type ConnectionCounters, type SocketFacts,
+  createGuardedConnector, firstTargetAddress, factsOfConnectError, newConnectionCounters, noteRequestSent, type ConnectionCounters, type SocketFacts,
 } from "./guarded-connector.js";
 
 export interface HttpTimeouts {
@@ -127,6 +127,8 @@ export interface HttpClient {
   /** Closes idle connections and waits (briefly) for in-flight requests, then destroys the rest. */
   close(): Promise<void>;
   readonly dns: DnsCache;
+  /** The address a request to `url` connects to first (per-IP limits; see firstTargetAddress). */
+  addressOf(url: string | URL): Promise<string | undefined>;
   /** Connections opened and TLS handshakes (full vs resumed) since the client was made. */
   readonly connections: Readonly<ConnectionCounters>;
 }
@@ -154,13 +156,16 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     ...(opts.dnsLookup ? { lookup: opts.dnsLookup } : {}),
   });
   const connections = newConnectionCounters();
-  const connector = createGuardedConnector({
-    counters: connections,
-    ...(opts.tlsSessionCacheSize !== undefined ? { maxCachedSessions: opts.tlsSessionCacheSize } : {}),
+  const targeting = {
     connectTo: (opts.connectTo ?? []).map((r) => (typeof r === "string" ? parseConnectTo(r) : r)),
     resolve: (opts.resolve ?? []).map((r) => (typeof r === "string" ? parseResolve(r) : r)),
     allowPrivate: opts.allowPrivate ?? false,
     dns,
+  };
+  const connector = createGuardedConnector({
+    counters: connections,
+    ...(opts.tlsSessionCacheSize !== undefined ? { maxCachedSessions: opts.tlsSessionCacheSize } : {}),
+    ...targeting,
     connectTimeoutMs: timeouts.connectMs,
     ...(opts.caFile ? { ca: [...rootCertificates, readFileSync(opts.caFile, "utf8")] } : {}),
   });
@@ -183,6 +188,10 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
   return {
     dns,
     connections,
+    addressOf: (url) => {
+      const u = typeof url === "string" ? new URL(url) : url;
+      return firstTargetAddress(targeting, u.hostname, Number(u.port) || (u.protocol === "https:" ? 443 : 80));
+    },
     fetch: (url, init = {}) =>
       fetchOnce(agent, url, init, {
         defaultHeaders,

@@ -40,7 +40,7 @@ const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
 /** Statuses that mean "too much load": multiplicative decrease. */
 const BACKOFF_STATUS = new Set([429, 503]);
 /** Failures worth another attempt: the network or the server hiccuped. Everything else cannot succeed (TLS certificate, SSRF, robots, bad URL, bombs, DNS answers). */
-const RETRY_ERRORS = new Set<FetchErrorClass>(["connect", "connect-timeout", "reset", "headers-timeout", "total-timeout", "http-protocol"]);
+const RETRY_ERRORS = new Set<FetchErrorClass>(["connect", "connect-timeout", "reset", "headers-timeout", "total-timeout", "http-protocol", "dns-transient"]);
 /** Failures that mean the host is overloaded (it did not answer in time). */
 const BACKOFF_ERRORS = new Set<FetchErrorClass>(["connect-timeout", "headers-timeout", "total-timeout"]);
 

@@ -381,6 +381,19 @@ export class Frontier {
     return readBloomStatus(this.redis, this.keys, this.bloom);
   }
 
+  /**
+   * Takes one of `max` in-flight slots of an IP address for a lease (--ip-concurrency), held until
+   * releaseIpSlot or the lease's expiry, and returned at once if its fetcher dies (releaseOwner).
+   * False when the address has no free slot.
+   */
+  async acquireIpSlot(addr: string, lease: Pick<Lease, "id" | "expiresAt">, max: number, now: number = Date.now()): Promise<boolean> {
+    return toInt(await this.scripts.run("ip_acquire", [this.keys.prefix, epochMs(now), addr, lease.id, epochMs(lease.expiresAt), max])) === 1;
+  }
+
+  async releaseIpSlot(addr: string, lease: Pick<Lease, "id">): Promise<void> {
+    await this.scripts.run("ip_release", [this.keys.prefix, addr, lease.id]);
+  }
+
   /** Tests URLs against the seen filter without changing it (true = maybe seen, false = certainly new). */
   async mightHaveSeen(urls: readonly string[]): Promise<boolean[]> {
     const out: boolean[] = [];
@@ -714,7 +727,9 @@ export class Frontier {
     const out: HostPressure[] = [];
     for (let i = 0; i + 1 < r.length; i += 2) {
       const host = r[i]!;
-      const [f, a, m, c, q, R, x, e] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e");
+      const [hf, ha, hm, hc, q, R, x, e, k] = await this.redis.hmget(this.keys.host(host), "f", "a", "m", "c", "q", "R", "x", "e", "k");
+      // Domain politeness: the limits that learned are the domain's (lib.lua feedback).
+      const [f, a, m, c] = k && this.politenessKey === "domain" ? await this.redis.hmget(this.keys.politenessDomain(k), "f", "a", "m", "c") : [hf, ha, hm, hc];
       const tries = toInt(R) + toInt(x) + toInt(e);
       const hard = c ? toInt(c) : this.hostConcurrency;
       const ad = a ? Number(a) : hard;

@@ -95,6 +95,10 @@
 //                              plan), pages (pages in the schedule), rv / rhint (stream ids read so far)
 //   P rprior            hash   group (host, or "*" for all) -> "n,sum,sumsq" of its pages' log change rates,
 //                              decayed (the estimator's per-group prior)
+//   P ip:<addr>         zset   --ip-concurrency: the node's requests in flight to one IP address (the address
+//                              connected to): lease id -> lease expiry; expired members are dropped on acquire
+//   P ipo:<owner>       set    "<addr>\t<lease id>" slots a fetcher holds (returned at once when it dies:
+//                              release_owner.lua)
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason>, duplicates, seenCached (duplicates a parser's seen cache
@@ -143,6 +147,8 @@ export class FrontierKeys {
   get shedLog(): string { return `${this.prefix}shedlog`; }
   robotsOutage(host: string): string { return `${this.prefix}ro:${host}`; }
   get robotsDeferred(): string { return `${this.prefix}rdefer`; }
+  ipSlots(addr: string): string { return `${this.prefix}ip:${addr}`; }
+  ipSlotsOf(owner: string): string { return `${this.prefix}ipo:${owner}`; }
   get exclusions(): string { return `${this.prefix}excl`; }
   get exclusionsVersion(): string { return `${this.prefix}exclv`; }
   politenessDomain(domain: string): string { return `${this.prefix}d:${domain}`; }

@@ -39,6 +39,8 @@ const SCRIPT_FILES = {
   defer_host: true,
   wake_deferred: true,
   exclude_purge: true,
+  ip_acquire: false,
+  ip_release: false,
   take_pages: false,
   recover_parse: false,
   snapshot: false,

@@ -54,6 +54,8 @@ export interface NodeConfig {
    * each "host", or each registrable "domain" across all its hosts (default).
    */
   politenessKey: "host" | "domain";
+  /** Requests in flight to one IP address (the address connected to) across the node; 0 = no limit (node/ip-slots.ts). */
+  ipConcurrency: number;
   /** The site owners' opt-out list loaded at start ("" = none; node/exclude-file.ts). */
   excludeFile: string;
   userAgent: string;
@@ -197,6 +199,7 @@ export function defaultConfig(): NodeConfig {
     hostConcurrency: 1,
     politenessKey: "domain",
     excludeFile: "",
+    ipConcurrency: 0,
     userAgent: DEFAULT_USER_AGENT,
     connectTo: [],
     resolve: [],
@@ -324,6 +327,7 @@ export function validateConfig(c: NodeConfig): string[] {
   if (!(c.aimdDecrease > 0 && c.aimdDecrease < 1)) errors.push(`aimdDecrease: expected 0 < x < 1, got ${c.aimdDecrease}`);
   if (!(c.leaseTtlPercentile > 0 && c.leaseTtlPercentile <= 1)) errors.push(`leaseTtlPercentile: expected 0 < p <= 1, got ${c.leaseTtlPercentile}`);
   if (c.leaseTtlFloorMs > c.leaseTtlMs) errors.push(`leaseTtlFloorMs (${c.leaseTtlFloorMs}) must not exceed leaseTtlMs (${c.leaseTtlMs})`);
+  if (!Number.isInteger(c.ipConcurrency) || c.ipConcurrency < 0) errors.push(`ipConcurrency: expected an integer >= 0, got ${JSON.stringify(c.ipConcurrency)}`);
   if (!["host", "domain"].includes(c.politenessKey)) errors.push(`politenessKey: expected host or domain, got ${JSON.stringify(c.politenessKey)}`);
   if (!["drop", "spill"].includes(c.shedMode)) errors.push(`shed: expected drop or spill, got ${JSON.stringify(c.shedMode)}`);
   if (!Array.isArray(c.urlFilters)) errors.push("urlFilters: expected a list of name=number strings");

@@ -10,6 +10,7 @@
 // and no fetch outlives its lease. Fetcher 0 also runs the memory governor and the spill store.
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
+import { takeIpSlot } from "./ip-slots.js";
 import { openFrontier } from "./open-frontier.js";
 import { DEFAULT_KEEP_ALIVE_MS, createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
@@ -126,6 +127,22 @@ async function main(): Promise<void> {
       await frontier.count("excluded", 1);
       return;
     }
+    // --ip-concurrency: a slot of the address this lease's requests go to (node/ip-slots.ts).
+    if (config.ipConcurrency <= 0) return handleLease(lease);
+    const slot = await takeIpSlot(frontier.frontier, (url) => client.addressOf(url), lease, config.ipConcurrency);
+    if (slot === "full") {
+      await frontier.count("ipFull", 1);
+      await frontier.requeue(lease, Date.now());
+      return;
+    }
+    try {
+      await handleLease(lease);
+    } finally {
+      await slot?.release();
+    }
+  }
+
+  async function handleLease(lease: Lease): Promise<void> {
     const origin = new URL(lease.url).origin;
     const robots = await robotsFor(origin);
     if (!robots) {

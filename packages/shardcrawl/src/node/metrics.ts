@@ -84,6 +84,7 @@ const PLAIN: Array<[string, string, string]> = [
   ["shed", "shardcrawl_frontier_shed_total", "Queued lower-priority URLs dropped to make room for better ones."],
   ["spilled", "shardcrawl_frontier_spilled_total", "Queued lower-priority URLs spilled to disk to make room for better ones."],
   ["readmitted", "shardcrawl_frontier_readmitted_total", "Spilled URLs re-admitted to the frontier."],
+  ["ipFull", "shardcrawl_fetch_ip_full_total", "Leased URLs handed back because their IP address had no free slot (--ip-concurrency)."],
   ["excluded", "shardcrawl_frontier_excluded_total", "Queued or leased URLs removed by the site owners' opt-out list (exclude add)."],
   ["excluded:refused", "shardcrawl_frontier_excluded_refused_total", "Links, redirects, seeds and inbox URLs refused at admission by the opt-out list."],
   ["aimd:decrease", "shardcrawl_host_limit_decreases_total", "Multiplicative decreases of a host's adaptive limit."],

@@ -47,6 +47,7 @@ export interface FetchTimings {
 /** Failure classes recorded in the page log; one word each so they can be counted. */
 export type FetchErrorClass =
   | "dns"
+  | "dns-transient"
   | "connect"
   | "connect-timeout"
   | "tls"

@@ -40,6 +40,24 @@ describe("DnsCache", () => {
     expect(lookup.calls).toHaveLength(2);
   });
 
+  it("never caches SERVFAIL, refused or timeouts: the next lookup asks again", async () => {
+    let fail = "ESERVFAIL";
+    const calls: string[] = [];
+    const lookup: LookupAll = (name) => {
+      calls.push(name);
+      if (fail) return Promise.reject(Object.assign(new Error(`query ${fail} ${name}`), { code: fail }));
+      return Promise.resolve([{ address: "192.0.2.30", family: 4 }]);
+    };
+    const cache = new DnsCache({ ttlMs: 60_000, negativeTtlMs: 60_000, timeoutMs: 1_000, lookup });
+    for (const code of ["ESERVFAIL", "ETIMEOUT", "ECONNREFUSED", "EAI_AGAIN"]) {
+      fail = code;
+      await expect(cache.resolve("flaky.test")).rejects.toMatchObject({ code });
+    }
+    fail = "";
+    expect(await cache.resolve("flaky.test")).toEqual(["192.0.2.30"]);
+    expect(calls).toHaveLength(5);
+  });
+
   it("coalesces concurrent lookups of one name", async () => {
     const lookup = tableLookup({ "b.test": ["192.0.2.20"] });
     const cache = new DnsCache({ ttlMs: 1_000, timeoutMs: 1_000, lookup });

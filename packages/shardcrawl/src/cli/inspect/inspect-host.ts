@@ -1,5 +1,6 @@
 // `shardcrawl inspect host`: one host as its node sees it -- queues by tier, robots rules in force,
 // politeness and adaptive limits, next start, page budget, recent outcomes and sheds.
+import { FrontierKeys } from "../../frontier/keys.js";
 import { productToken } from "../../fetch/robots.js";
 import type { PageLogLine } from "../../shared/types.js";
 import { FrontierReader, type LeaseInfo, type ScopeVerdict, type ShedEntry } from "./frontier-reader.js";
@@ -75,6 +76,14 @@ export async function inspectHost(target: NodeTarget, rawHost: string, limits: I
   const { config } = target;
   const reader = await FrontierReader.open(target.redis, config.prefix);
   const h = await reader.hostFields(host);
+  // Domain politeness: the clock and limits are the domain's (P d:<domain>); queues stay the host's.
+  if (h.k !== undefined && (await reader.flowConfig()).pk === "domain") {
+    const d = await target.redis.hgetall(new FrontierKeys(config.prefix).politenessDomain(h.k));
+    for (const f of ["n", "f", "c", "a", "m", "b"]) {
+      if (d[f] !== undefined) h[f] = d[f];
+      else delete h[f];
+    }
+  }
   const origin = h.o ?? null;
   const byTier = await reader.tierSizes(host);
   const ready = await reader.readyAt(host);

@@ -6,7 +6,7 @@
 -- by the frontier; the page may be fetched again (at most the leases the owner held). Prepended with lib.lua.
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] owner
--- Touches: P lo:<owner>, P leases, P lease, P h:<host>, P q<tier>:<host>, P ready, P stats
+-- Touches: P ipo:<owner>, P ip:<addr>, P lo:<owner>, P leases, P lease, P h:<host>, P q<tier>:<host>, P ready, P stats
 -- Returns: number of leases returned
 local key = owner_key(ARGV[5])
 local n = 0
@@ -22,5 +22,12 @@ for _, id in ipairs(redis.call('SMEMBERS', key)) do
   end
 end
 redis.call('DEL', key)
+-- Its per-IP in-flight slots (ip_acquire.lua) go back too.
+local ipo = P .. 'ipo:' .. ARGV[5]
+for _, m in ipairs(redis.call('SMEMBERS', ipo)) do
+  local tab = string.find(m, '\t', 1, true)
+  if tab then redis.call('ZREM', P .. 'ip:' .. string.sub(m, 1, tab - 1), string.sub(m, tab + 1)) end
+end
+redis.call('DEL', ipo)
 if n > 0 then stat('ownerReleased', n) end
 return n
