@@ -13,7 +13,8 @@
 // than the cycle's budget μ rises (longer intervals), when they cost less it falls. Among the due
 // pages a cycle spends its budget by priority (value x freshness gain / cost, or under the
 // "changes" objective value x P(changed) / cost), with the re-estimation and validation reserves of
-// scheduler.ts; what does not fit is due again next cycle.
+// scheduler.ts; what does not fit is due again next cycle. (Under the "changes" objective the
+// parameter in the place of μ is the reference x of optimum.ts changesFrequencyAt; same direction.)
 import type { Redis } from "ioredis";
 import { FrontierKeys } from "../../frontier/keys.js";
 import { Scripts } from "../../frontier/scripts.js";
@@ -341,7 +342,8 @@ export class RedisRecrawlSchedule {
     const f = this.config.budgetPerDay / (pages * Math.max(cost, 1e-9));
     const x = Math.max(rate, 1e-6) / f;
     const h = -Math.expm1(-x) - x * Math.exp(-x);
-    this.state.mu = this.config.objective === "changes" ? (h * value) / cost : (h * value) / (cost * Math.max(rate, 1e-6));
+    // Objective changes: the parameter is the reference x itself (optimum.ts changesFrequencyAt).
+    this.state.mu = this.config.objective === "changes" ? x : (h * value) / (cost * Math.max(rate, 1e-6));
   }
 
   /** A change hint (sitemap lastmod, feed entry, listing summary): the page is due now, stale for sure. */

@@ -56,23 +56,31 @@ export type RecrawlObjective = "freshness" | "changes";
  * the same x, i.e. visits proportional to its rate (capped by politeness elsewhere), and only pages
  * with μ c / w >= 1 get none.
  */
-export function changesFrequencyAt(p: OptimumPage, mu: number): number {
+export function changesFrequencyAt(p: OptimumPage, xRef: number): number {
+  // Parameterised by x of a page with value = cost (μ = h(xRef)): when the budget is small
+  // against the pages' total rate, x is large and μ = 1 - (1 + x)e^(-x) rounds to 1 in floating
+  // point, so μ itself cannot be the variable.
   if (!(p.rate > 0) || !(p.value > 0)) return 0;
-  const y = (mu * p.cost) / p.value;
+  if (!(xRef > 0)) return Infinity;
+  const ratio = p.cost / p.value;
+  if (ratio === 1) return p.rate / xRef;
+  const y = ratio * h(xRef);
   if (y >= 1) return 0;
-  if (y <= 0) return Infinity;
   return p.rate / hInverse(y);
 }
 
-/** Visits per day of one page at multiplier μ for an objective. */
-export function objectiveFrequencyAt(objective: RecrawlObjective, p: OptimumPage, mu: number): number {
-  return objective === "changes" ? changesFrequencyAt(p, mu) : frequencyAt(p, mu);
+/**
+ * Visits per day of one page for an objective: at multiplier μ for freshness, at the reference
+ * x (changes per visit of a page with value = cost) for changes; both fall as the parameter grows.
+ */
+export function objectiveFrequencyAt(objective: RecrawlObjective, p: OptimumPage, param: number): number {
+  return objective === "changes" ? changesFrequencyAt(p, param) : frequencyAt(p, param);
 }
 
 export interface OptimumPlan {
   /** Visits per day per page, in input order. */
   frequencies: Float64Array;
-  /** The Lagrange multiplier that meets the budget. */
+  /** The Lagrange multiplier that meets the budget (objective changes: the reference x, see changesFrequencyAt). */
   mu: number;
 }
 
