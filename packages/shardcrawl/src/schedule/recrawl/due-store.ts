@@ -48,6 +48,11 @@ export interface DueScheduleConfig {
   maxVisitsPerDay: number;
   /** Plans in a row without a recorded visit after which a page leaves the schedule (it went away). */
   maxMissedPlans: number;
+  /**
+   * Objective changes: the smallest cost / value of the pages (the reference of optimum.ts
+   * changesFrequencyAt); pages below it cannot be slowed below their rate / h⁻¹(ratio).
+   */
+  changesRefRatio: number;
   /** Value weight of a page from its URL and the tier stored in its record. */
   pageValue: (url: string, tier: number) => number;
   seed: number;
@@ -66,6 +71,7 @@ export const DEFAULT_DUE_SCHEDULE_CONFIG: Omit<DueScheduleConfig, "budgetPerDay"
   maxCandidates: 50_000,
   maxVisitsPerDay: 96,
   maxMissedPlans: 3,
+  changesRefRatio: 1,
   pageValue: () => 1,
   seed: 1,
 };
@@ -277,7 +283,7 @@ export class RedisRecrawlSchedule {
 
   private frequency(rate: number, value: number, cost: number): number {
     if (!Number.isFinite(this.state.mu)) return 0;
-    return Math.min(this.config.maxVisitsPerDay, objectiveFrequencyAt(this.config.objective, { rate, value, cost }, this.state.mu));
+    return Math.min(this.config.maxVisitsPerDay, objectiveFrequencyAt(this.config.objective, { rate, value, cost }, this.state.mu, this.config.changesRefRatio));
   }
 
   /** When a page visited at `lastVisitMs` is next due, from its planned interval. */
