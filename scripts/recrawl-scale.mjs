@@ -107,6 +107,8 @@ const cleanup = () => {
   rmSync(dir, { recursive: true, force: true });
 };
 process.on("SIGINT", () => { cleanup(); process.exit(130); });
+// An error anywhere must not leave our redis-server running.
+process.on("uncaughtException", (err) => { console.error(err); cleanup(); process.exit(1); });
 
 const used = async () => Number(/used_memory:(\d+)/.exec(await redis.info("memory"))[1]);
 const base = await used();
