@@ -62,7 +62,7 @@ if (args.plan) {
     const used = process.cpuUsage(cpu);
     cycles.push({ ms: performance.now() - t, cpuMs: (used.user + used.system) / 1000, visits: plan.length, read: s.lastCandidates, rssMB: process.memoryUsage().rss / 2 ** 20 });
   }
-  global.gc?.();
+  globalThis.gc?.();
   const mem = process.memoryUsage();
   process.stdout.write(JSON.stringify({ openMs, cycles, rssStartMB: rss0 / 2 ** 20, rssMB: mem.rss / 2 ** 20, heapUsedMB: mem.heapUsed / 2 ** 20, state: s.snapshotState }) + "\n");
   redis.disconnect();
@@ -107,6 +107,8 @@ const cleanup = () => {
   rmSync(dir, { recursive: true, force: true });
 };
 process.on("SIGINT", () => { cleanup(); process.exit(130); });
+// An error anywhere must not leave our redis-server running.
+process.on("uncaughtException", (err) => { console.error(err); cleanup(); process.exit(1); });
 
 const used = async () => Number(/used_memory:(\d+)/.exec(await redis.info("memory"))[1]);
 const base = await used();

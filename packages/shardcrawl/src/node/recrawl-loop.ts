@@ -97,6 +97,7 @@ export class RecrawlLoop {
       maxMissedPlans: MAX_MISSED_PLANS,
       // A page at most once a cycle (the changes objective would otherwise chase the fastest).
       maxVisitsPerDay: DAY_MS / cycleMs,
+      changesRefRatio: 1 / Math.max(1, ...this.rc.value.weights),
       pageValue: (url) => this.valueOf(url).value,
     });
     return existed;

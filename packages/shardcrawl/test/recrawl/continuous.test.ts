@@ -158,6 +158,10 @@ describe("continuous-mode flags", () => {
     expect(c.recrawl!.value.rules).toEqual([{ pattern: "/product/", tier: 0 }]);
     expect(budgetPerDay(c.recrawl!)).toEqual({ perDay: 200_000, unit: "bytes" });
     expect(budgetPerDay(recrawlConfigFromFlags({ continuous: true, "recrawl-budget": "2" })!)).toEqual({ perDay: 172_800, unit: "fetches" });
+    expect(recrawlConfigFromFlags({ continuous: true })!.objective).toBe("freshness");
+    expect(recrawlConfigFromFlags({ continuous: true, "recrawl-objective": "changes" })!.objective).toBe("changes");
+    expect(() => recrawlConfigFromFlags({ continuous: true, "recrawl-objective": "events" })).toThrow(/--recrawl-objective: expected freshness or changes/);
+    expect(() => recrawlConfigFromFlags({ "recrawl-objective": "changes" })).toThrow(/need --continuous/);
     expect(parseCrawlFlags(["--out", dir]).recrawl).toBeUndefined();
     expect(recrawlConfigFromObject({ budget: 5, unit: "credits/day" })).toMatchObject({ budget: 5, unit: "credits/day" });
   });

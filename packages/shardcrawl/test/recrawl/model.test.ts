@@ -89,6 +89,25 @@ describe("Lagrangian optimum", () => {
     const { frequencies } = optimalFrequencies([{ rate: 96, value: 1, cost: 1 }, { rate: 1, value: 1, cost: 1 }, { rate: 0.5, value: 1, cost: 1 }], 3);
     expect(frequencies[0]).toBe(0); // a page changing every 15 minutes is not chased
   });
+
+  it("objective changes: visits grow with the rate (up to the politeness cap) and capture more changes than the freshness optimum", () => {
+    const captured = (pages: Array<{ rate: number }>, f: ArrayLike<number>) => pages.reduce((s, p, i) => s + ((f[i] as number) > 0 ? (f[i] as number) * -Math.expm1(-p.rate / (f[i] as number)) : 0), 0);
+    fc.assert(fc.property(fc.array(fc.double({ min: -3, max: 2.5, noNaN: true }), { minLength: 5, maxLength: 60 }), (logRates) => {
+      const pages = logRates.map((l) => ({ rate: 10 ** l, value: 1, cost: 1 }));
+      const budget = pages.length;
+      const changes = optimalFrequencies(pages, budget, "changes", 96).frequencies;
+      const fresh = optimalFrequencies(pages, budget).frequencies;
+      const spent = changes.reduce((a, b) => a + b, 0);
+      expect(spent).toBeLessThanOrEqual(budget * (1 + 1e-3));
+      // Faster pages never get fewer visits.
+      const order = pages.map((_, i) => i).sort((a, b) => (pages[a] as { rate: number }).rate - (pages[b] as { rate: number }).rate);
+      for (let k = 1; k < order.length; k++) expect(changes[order[k] as number] as number).toBeGreaterThanOrEqual((changes[order[k - 1] as number] as number) * (1 - 1e-9));
+      expect(Math.max(...changes)).toBeLessThanOrEqual(96 + 1e-9);
+      expect(captured(pages, changes)).toBeGreaterThanOrEqual(captured(pages, fresh) - 1e-6);
+    }), { numRuns: 60 });
+    const { frequencies } = optimalFrequencies([{ rate: 96, value: 1, cost: 1 }, { rate: 1, value: 1, cost: 1 }, { rate: 0.5, value: 1, cost: 1 }], 3, "changes");
+    expect(frequencies[0]).toBeGreaterThan(frequencies[1] as number); // the fast page is chased now
+  });
 });
 
 describe("value tiers, costs, validators, content rules", () => {

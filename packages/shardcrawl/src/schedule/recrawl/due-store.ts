@@ -13,7 +13,8 @@
 // than the cycle's budget μ rises (longer intervals), when they cost less it falls. Among the due
 // pages a cycle spends its budget by priority (value x freshness gain / cost, or under the
 // "changes" objective value x P(changed) / cost), with the re-estimation and validation reserves of
-// scheduler.ts; what does not fit is due again next cycle.
+// scheduler.ts; what does not fit is due again next cycle. (Under the "changes" objective the
+// parameter in the place of μ is the reference x of optimum.ts changesFrequencyAt; same direction.)
 import type { Redis } from "ioredis";
 import { FrontierKeys } from "../../frontier/keys.js";
 import { Scripts } from "../../frontier/scripts.js";
@@ -47,6 +48,11 @@ export interface DueScheduleConfig {
   maxVisitsPerDay: number;
   /** Plans in a row without a recorded visit after which a page leaves the schedule (it went away). */
   maxMissedPlans: number;
+  /**
+   * Objective changes: the smallest cost / value of the pages (the reference of optimum.ts
+   * changesFrequencyAt); pages below it cannot be slowed below their rate / h⁻¹(ratio).
+   */
+  changesRefRatio: number;
   /** Value weight of a page from its URL and the tier stored in its record. */
   pageValue: (url: string, tier: number) => number;
   seed: number;
@@ -65,6 +71,7 @@ export const DEFAULT_DUE_SCHEDULE_CONFIG: Omit<DueScheduleConfig, "budgetPerDay"
   maxCandidates: 50_000,
   maxVisitsPerDay: 96,
   maxMissedPlans: 3,
+  changesRefRatio: 1,
   pageValue: () => 1,
   seed: 1,
 };
@@ -276,7 +283,7 @@ export class RedisRecrawlSchedule {
 
   private frequency(rate: number, value: number, cost: number): number {
     if (!Number.isFinite(this.state.mu)) return 0;
-    return Math.min(this.config.maxVisitsPerDay, objectiveFrequencyAt(this.config.objective, { rate, value, cost }, this.state.mu));
+    return Math.min(this.config.maxVisitsPerDay, objectiveFrequencyAt(this.config.objective, { rate, value, cost }, this.state.mu, this.config.changesRefRatio));
   }
 
   /** When a page visited at `lastVisitMs` is next due, from its planned interval. */
@@ -341,7 +348,8 @@ export class RedisRecrawlSchedule {
     const f = this.config.budgetPerDay / (pages * Math.max(cost, 1e-9));
     const x = Math.max(rate, 1e-6) / f;
     const h = -Math.expm1(-x) - x * Math.exp(-x);
-    this.state.mu = this.config.objective === "changes" ? (h * value) / cost : (h * value) / (cost * Math.max(rate, 1e-6));
+    // Objective changes: the parameter is the reference x itself (optimum.ts changesFrequencyAt).
+    this.state.mu = this.config.objective === "changes" ? x : (h * value) / (cost * Math.max(rate, 1e-6));
   }
 
   /** A change hint (sitemap lastmod, feed entry, listing summary): the page is due now, stale for sure. */

@@ -1,5 +1,5 @@
 // Per-URL re-crawl history in the node's Redis: one hash per host (P rh:<host>), field = path+query,
-// value = a 55-byte record + the ETag (history-codec.ts). Small hashes are listpack-encoded, so a
+// value = a 59-byte record + the ETag (history-codec.ts; its next-due field belongs to due-store.ts). Small hashes are listpack-encoded, so a
 // URL costs about its path plus the record (see docs/recrawl.md for the measured bytes per URL).
 // A visit is recorded by lua/record_visit.lua: record + per-host and node metrics in one step,
 // compare-and-set on the last-visit stamp.

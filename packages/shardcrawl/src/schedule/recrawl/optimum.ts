@@ -56,23 +56,31 @@ export type RecrawlObjective = "freshness" | "changes";
  * the same x, i.e. visits proportional to its rate (capped by politeness elsewhere), and only pages
  * with μ c / w >= 1 get none.
  */
-export function changesFrequencyAt(p: OptimumPage, mu: number): number {
+export function changesFrequencyAt(p: OptimumPage, xRef: number, refRatio = 1): number {
+  // Parameterised by x of the pages with cost / value = refRatio, the smallest there is
+  // (μ = h(xRef) / refRatio): when the budget is small against the pages' total rate, x is large
+  // and μ c / w = 1 - (1 + x)e^(-x) rounds to 1 in floating point, so μ cannot be the variable.
   if (!(p.rate > 0) || !(p.value > 0)) return 0;
-  const y = (mu * p.cost) / p.value;
+  if (!(xRef > 0)) return Infinity;
+  const ratio = p.cost / p.value / refRatio;
+  if (ratio <= 1) return p.rate / (ratio === 1 ? xRef : hInverse(ratio * h(xRef)));
+  const y = ratio * h(xRef);
   if (y >= 1) return 0;
-  if (y <= 0) return Infinity;
   return p.rate / hInverse(y);
 }
 
-/** Visits per day of one page at multiplier μ for an objective. */
-export function objectiveFrequencyAt(objective: RecrawlObjective, p: OptimumPage, mu: number): number {
-  return objective === "changes" ? changesFrequencyAt(p, mu) : frequencyAt(p, mu);
+/**
+ * Visits per day of one page for an objective: at multiplier μ for freshness, at the reference
+ * x (changes per visit of a page with value = cost) for changes; both fall as the parameter grows.
+ */
+export function objectiveFrequencyAt(objective: RecrawlObjective, p: OptimumPage, param: number, refRatio = 1): number {
+  return objective === "changes" ? changesFrequencyAt(p, param, refRatio) : frequencyAt(p, param);
 }
 
 export interface OptimumPlan {
   /** Visits per day per page, in input order. */
   frequencies: Float64Array;
-  /** The Lagrange multiplier that meets the budget. */
+  /** The Lagrange multiplier that meets the budget (objective changes: the reference x, see changesFrequencyAt). */
   mu: number;
 }
 
@@ -83,11 +91,14 @@ export interface OptimumPlan {
 export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: number, objective: RecrawlObjective = "freshness", maxFrequency = Infinity): OptimumPlan {
   const frequencies = new Float64Array(pages.length);
   if (!(budgetPerDay > 0) || pages.length === 0) return { frequencies, mu: Infinity };
+  let refRatio = Infinity;
+  for (const p of pages) if (p.value > 0 && p.cost > 0) refRatio = Math.min(refRatio, p.cost / p.value);
+  if (!Number.isFinite(refRatio)) refRatio = 1;
   const spend = (mu: number): number => {
     let s = 0;
     for (let i = 0; i < pages.length; i++) {
       const p = pages[i] as OptimumPage;
-      s += p.cost * Math.min(maxFrequency, objectiveFrequencyAt(objective, p, mu));
+      s += p.cost * Math.min(maxFrequency, objectiveFrequencyAt(objective, p, mu, refRatio));
     }
     return s;
   };
@@ -100,6 +111,6 @@ export function optimalFrequencies(pages: readonly OptimumPage[], budgetPerDay: 
     else hi = mid;
   }
   const mu = Math.exp(hi);
-  for (let i = 0; i < pages.length; i++) frequencies[i] = Math.min(maxFrequency, objectiveFrequencyAt(objective, pages[i] as OptimumPage, mu));
+  for (let i = 0; i < pages.length; i++) frequencies[i] = Math.min(maxFrequency, objectiveFrequencyAt(objective, pages[i] as OptimumPage, mu, refRatio));
   return { frequencies, mu };
 }

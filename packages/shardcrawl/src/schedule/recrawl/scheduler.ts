@@ -12,7 +12,7 @@
 // Politeness: one host's planned visits in a cycle are spaced by its delay; what does not fit
 // waits for the next cycle.
 import { type ChangeHistory, type RatePrior, emptyHistory, estimateRate, groupPrior, logNormalGroupPrior, observe, priorAround } from "./estimator.js";
-import { optimalFrequencies } from "./optimum.js";
+import { type RecrawlObjective, optimalFrequencies } from "./optimum.js";
 import { DAY_MS, expectedFreshDays, pStale } from "./poisson.js";
 import { mulberry32 } from "../../shared/prng.js";
 
@@ -63,6 +63,12 @@ export interface SchedulerConfig {
   pendingTimeoutMs: number;
   /** Most budget debt (cost units) that visits made outside the plan (discovery) may run up. */
   maxDebt: number;
+  /**
+   * "freshness" (default): keep copies fresh, fast pages get fewer visits; "changes": capture as
+   * many changes as the budget allows (a visit is worth its P(changed)), visits grow with the
+   * rate up to one per cycle per page (optimum.ts changesFrequencyAt).
+   */
+  objective: RecrawlObjective;
 }
 
 export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, "budgetPerDay"> = {
@@ -79,6 +85,7 @@ export const DEFAULT_SCHEDULER_CONFIG: Omit<SchedulerConfig, "budgetPerDay"> = {
   seed: 1,
   pendingTimeoutMs: 60 * 60_000,
   maxDebt: Infinity,
+  objective: "freshness",
 };
 
 export interface PageEntry {
@@ -243,7 +250,7 @@ export class RecrawlScheduler {
     for (const [g, rates] of groups) this.priors.set(g, this.fitPrior(rates, global));
     for (const e of this.pages) e.rate = estimateRate(e.history, this.priors.get(e.group) ?? global);
     const mainShare = 1 - this.config.reserves.discovery - this.config.reserves.reestimate - this.config.reserves.validation;
-    const plan = optimalFrequencies(this.pages.map((e) => ({ rate: e.rate, value: e.value, cost: this.costOf(e) })), this.config.budgetPerDay * mainShare);
+    const plan = optimalFrequencies(this.pages.map((e) => ({ rate: e.rate, value: e.value, cost: this.costOf(e) })), this.config.budgetPerDay * mainShare, this.config.objective, DAY_MS / this.config.cycleMs);
     this.pages.forEach((e, i) => {
       const f = plan.frequencies[i] as number;
       e.plannedIntervalDays = f > 0 ? 1 / f : Infinity;
@@ -256,6 +263,9 @@ export class RecrawlScheduler {
     if (e.lastVisitMs === null) return 0;
     // A hint newer than the last visit says the copy IS stale: P(stale) = 1.
     const stale = e.hintMs > e.lastVisitMs ? 1 : pStale(e.rate, (nowMs - e.lastVisitMs) / DAY_MS);
+    // Capturing changes, a visit is worth the chance it finds one; keeping fresh, that chance
+    // times how long the copy then stays fresh.
+    if (this.config.objective === "changes") return Number.isFinite(e.plannedIntervalDays) ? (e.value * stale) / this.costOf(e) : 0;
     return (e.value * stale * expectedFreshDays(e.rate, e.plannedIntervalDays)) / this.costOf(e);
   }
 

@@ -3,7 +3,7 @@
 // timestamp/ad churn) and the time-averaged freshness of our copies is measured exactly from the
 // change instants. Every policy starts from the same copy of every page at t = 0 and spends the
 // same budget (visits per day).
-import { optimalFrequencies } from "./optimum.js";
+import { type RecrawlObjective, optimalFrequencies } from "./optimum.js";
 import { DAY_MS } from "./poisson.js";
 import { RecrawlScheduler, type SchedulerConfig, type ValidationReport } from "./scheduler.js";
 
@@ -29,17 +29,30 @@ export interface FreshnessResult {
   valueWeighted: number;
   /** Visits made inside the measurement window, per page per day. */
   visitsPerPageDay: number;
+  /**
+   * Share of the content changes inside the window that a visit captured: a visit that finds the
+   * page changed captures one change, the others since the previous visit were missed (when every
+   * change matters, e.g. each price).
+   */
+  capturedShare: number;
+  /** The same, weighted by page value. */
+  capturedValueShare: number;
 }
 
 /** Accumulates, per page, the time its copy was current inside [fromMs, toMs]. */
 export class FreshnessMeter {
   private readonly copyAt = new Map<string, number>();
   private readonly freshMs = new Map<string, number>();
+  private readonly captured = new Map<string, number>();
   visitsInWindow = 0;
   constructor(private readonly truth: ChangeTruth, readonly fromMs: number, readonly toMs: number) {}
 
   /** Our copy of `url` was taken at `atMs` (the initial copy included). */
   visit(url: string, atMs: number): void {
+    const prev = this.copyAt.get(url);
+    if (prev !== undefined && atMs >= this.fromMs && atMs < this.toMs && atMs > prev && this.truth.changeTimes(url, Math.max(prev, this.fromMs), atMs).length > 0) {
+      this.captured.set(url, (this.captured.get(url) ?? 0) + 1);
+    }
     this.close(url, atMs);
     this.copyAt.set(url, atMs);
     if (atMs >= this.fromMs && atMs < this.toMs) this.visitsInWindow++;
@@ -61,8 +74,15 @@ export class FreshnessMeter {
     let f = 0;
     let fw = 0;
     let w = 0;
+    let changes = 0, caught = 0, changesW = 0, caughtW = 0;
     const span = this.toMs - this.fromMs;
     for (const p of pages) {
+      const n = this.truth.changeTimes(p.url, this.fromMs, this.toMs).length;
+      const c = Math.min(n, this.captured.get(p.url) ?? 0);
+      changes += n;
+      caught += c;
+      changesW += n * p.value;
+      caughtW += c * p.value;
       this.close(p.url, this.toMs);
       this.copyAt.set(p.url, this.toMs); // closed: a second result() adds nothing
       const share = (this.freshMs.get(p.url) ?? 0) / span;
@@ -70,7 +90,10 @@ export class FreshnessMeter {
       fw += share * p.value;
       w += p.value;
     }
-    return { freshness: f / pages.length, valueWeighted: fw / w, visitsPerPageDay: this.visitsInWindow / pages.length / (span / DAY_MS) };
+    return {
+      freshness: f / pages.length, valueWeighted: fw / w, visitsPerPageDay: this.visitsInWindow / pages.length / (span / DAY_MS),
+      capturedShare: changes === 0 ? 1 : caught / changes, capturedValueShare: changesW === 0 ? 1 : caughtW / changesW,
+    };
   }
 }
 
@@ -113,9 +136,12 @@ export function proportionalFrequencies(truth: ChangeTruth, pages: readonly SimP
   return Float64Array.from(rates, (r) => (sum > 0 ? (budgetPerDay * r) / sum : 0));
 }
 
-/** The oracle: Cho & Garcia-Molina's Lagrangian optimum with the TRUE rates. */
-export function oracleFrequencies(truth: ChangeTruth, pages: readonly SimPage[], budgetPerDay: number, useValues: boolean): Float64Array {
-  return optimalFrequencies(pages.map((p) => ({ rate: truth.ratePerDay(p.url), value: useValues ? p.value : 1, cost: 1 })), budgetPerDay).frequencies;
+/**
+ * The oracle: the Lagrangian optimum of the objective with the TRUE rates (Cho & Garcia-Molina's
+ * for freshness); `maxPerDay` caps one page's visits (politeness: at most one per cycle).
+ */
+export function oracleFrequencies(truth: ChangeTruth, pages: readonly SimPage[], budgetPerDay: number, useValues: boolean, objective: RecrawlObjective = "freshness", maxPerDay = Infinity): Float64Array {
+  return optimalFrequencies(pages.map((p) => ({ rate: truth.ratePerDay(p.url), value: useValues ? p.value : 1, cost: 1 })), budgetPerDay, objective, maxPerDay).frequencies;
 }
 
 export interface LearnedRunResult extends FreshnessResult {
