@@ -41,7 +41,9 @@ describe("flow: unlimited links under a Redis memory budget", () => {
     const crawl = startCrawl([
       "--seeds", join(dir, "seeds.txt"), "--out", out, "--redis", redisServer.url, "--scope", "hosts", "--delay", "0",
       "--host-concurrency", "4", "--fetchers", "1", "--parsers", "1", "--parse-queue-max", "16", "--max-pages", "1500",
-      "--expected-urls", "200000", "--redis-memory-budget", String(budget), "--shed", "spill", "--url-filter", "none", ...simwebFlags(sim),
+      "--expected-urls", "200000", "--redis-memory-budget", String(budget), "--shed", "spill", "--url-filter", "none",
+      // The traps are the point here: keep their session ids (the trap defences would strip them).
+      "--strip-params", "none", ...simwebFlags(sim),
     ]);
     let exited = false;
     void crawl.done.then(() => (exited = true));

@@ -160,8 +160,9 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
       set("shardcrawl_seen_filter_fill_ratio", "Estimated share of bits set in the newest stage of the seen filter.", b.fillRatio);
       set("shardcrawl_seen_filter_false_positive_rate", "Estimated rate at which a new URL is taken for seen now (all stages).", b.estimatedFalsePositiveRate);
       set("shardcrawl_seen_filter_false_positive_target", "Configured false-positive rate of the seen filter.", b.target);
-      set("shardcrawl_seen_filter_bits", "Bits allocated to the seen filter (all stages in use).", b.bits);
-      set("shardcrawl_seen_filter_bits_per_url", "Bits of the seen filter per URL inserted.", b.bitsPerUrl);
+      // Prometheus base units are bytes; bits per URL (the usual Bloom figure) is bytes per URL x 8.
+      set("shardcrawl_seen_filter_size_bytes", "Bytes allocated to the seen filter (all stages in use).", b.bits / 8);
+      set("shardcrawl_seen_filter_bytes_per_url", "Bytes of the seen filter per URL inserted (x 8 = bits per URL).", b.bitsPerUrl / 8);
       set("shardcrawl_seen_filter_warning", "1 when the estimated false-positive rate exceeds 1.2x the target (the filter ran past its planned stages).", b.warning);
     }
     for (const [name, help, get] of PER_HOST) {

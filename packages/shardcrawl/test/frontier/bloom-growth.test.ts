@@ -70,7 +70,7 @@ describe("growing seen filter", () => {
     expect(Math.abs(st.estimatedFalsePositiveRate - rate)).toBeLessThan(0.3 * p);
     const text = await renderMetrics({ stats: { ...(await f.stats()), pressure: { hosts: [], bloom: st } } as never });
     expect(text).toMatch(/shardcrawl_seen_filter_stages\{node="node0"\} 2/);
-    expect(text).toMatch(/shardcrawl_seen_filter_bits_per_url\{node="node0"\} \d/);
+    expect(text).toMatch(/shardcrawl_seen_filter_bytes_per_url\{node="node0"\} \d/);
   });
 
   it("a fixed filter (growth never planned) climbs past the target where the growing one does not", async () => {
