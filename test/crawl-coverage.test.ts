@@ -78,7 +78,8 @@ describe("coverage crawl of 200 hosts", () => {
 
   test("every reachable, allowed, in-scope page is fetched exactly once", () => {
     const c = report.coverage!;
-    expect(c.expected).toBeGreaterThanOrEqual(20_000);
+    // 20,000+ reachable pages, less those of hosts asking a Crawl-delay above the cap (skipped).
+    expect(c.expected).toBeGreaterThanOrEqual(16_000);
     expect(c.missing.examples).toEqual([]);
     expect(c.missing.count).toBe(0);
     expect(c.fetchedExpected).toBe(c.expected);

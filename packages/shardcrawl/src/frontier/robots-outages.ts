@@ -95,14 +95,32 @@ export class RobotsOutages {
     return out;
   }
 
-  /** Gives every waiting host its next try now (a new run); returns how many. */
+  /** Gives every host waiting out a robots.txt outage its next try now (a new run); returns how many. */
   async wakeAll(now: number = Date.now()): Promise<number> {
     let total = 0;
     for (;;) {
-      const n = Number(await this.scripts.run("wake_deferred", [...this.common(now), WAKE_BATCH]));
-      total += n;
-      if (n < WAKE_BATCH) return total;
+      const r = (await this.scripts.run("wake_deferred", [...this.common(now), WAKE_BATCH])) as unknown[];
+      total += Number(r[1]);
+      // Skipped hosts (Retry-After) keep their later score, so a full batch of them would repeat:
+      // ZRANGEBYSCORE starts after NOW each time, hence stop when nothing was woken.
+      if (Number(r[0]) < WAKE_BATCH || Number(r[1]) === 0) return total;
     }
+  }
+
+  /**
+   * Forgets deferrals asked by Retry-After whose time has come (the host is simply due again);
+   * robots.txt outages stay until robots.txt answers. Returns how many were forgotten.
+   */
+  async pruneAsked(now: number = Date.now(), prefix = "retry-after: "): Promise<number> {
+    const due = await this.redis.zrangebyscore(this.keys.robotsDeferred, "-inf", Math.round(now), "LIMIT", 0, 1000);
+    let n = 0;
+    for (const host of due) {
+      const e = await this.redis.hget(this.keys.robotsOutage(host), "e");
+      if (e !== null && !e.startsWith(prefix)) continue;
+      await this.clear(host);
+      n++;
+    }
+    return n;
   }
 
   private async *hostBatches(): AsyncGenerator<string[]> {

@@ -1,13 +1,18 @@
 -- wake_deferred.lua: a new run is the operator saying "try again": hosts waiting out a robots.txt
--- outage get their next try now instead of at the back-off's (possibly hours away) time. At most
+-- outage get their next try now instead of at the back-off's (possibly hours away) time -- but not
+-- hosts that asked for the wait themselves (Retry-After: last error "retry-after: ..."). At most
 -- ARGV[5] hosts per call (the caller loops until fewer come back). Prepended with lib.lua.
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] batch size
 -- Touches: P rdefer, P ro:<host>, P h:<host>, P ready
--- Returns: hosts woken
+-- Returns: {hosts looked at, hosts woken}
 local K_RDEFER = P .. 'rdefer'
 local hosts = redis.call('ZRANGEBYSCORE', K_RDEFER, '(' .. int(NOW), '+inf', 'LIMIT', 0, tonumber(ARGV[5]))
+local woken = 0
 for _, h in ipairs(hosts) do
+  local e = redis.call('HGET', P .. 'ro:' .. h, 'e')
+  if not (e and string.sub(e, 1, 13) == 'retry-after: ') then
+  woken = woken + 1
   redis.call('ZADD', K_RDEFER, int(NOW), h)
   if redis.call('EXISTS', P .. 'ro:' .. h) == 1 then redis.call('HSET', P .. 'ro:' .. h, 'nt', int(NOW)) end
   local hk = hkey(h)
@@ -17,5 +22,7 @@ for _, h in ipairs(hosts) do
     redis.call('ZREM', K_READY, h)
     sync_ready(h, hk)
   end
+  end
 end
-return #hosts
+-- The caller loops while a full batch came back (skipped hosts count toward it).
+return {#hosts, woken}
