@@ -98,13 +98,15 @@ export class RobotsOutages {
   /** Gives every host waiting out a robots.txt outage its next try now (a new run); returns how many. */
   async wakeAll(now: number = Date.now()): Promise<number> {
     let total = 0;
-    for (;;) {
+    // Hosts keep a score after now when skipped (Retry-After) or held by their politeness gap, so
+    // a batch may come back again: one pass over the set's size is enough.
+    const rounds = Math.ceil((await this.count()) / WAKE_BATCH) + 1;
+    for (let i = 0; i < rounds; i++) {
       const r = (await this.scripts.run("wake_deferred", [...this.common(now), WAKE_BATCH])) as unknown[];
       total += Number(r[1]);
-      // Skipped hosts (Retry-After) keep their later score, so a full batch of them would repeat:
-      // ZRANGEBYSCORE starts after NOW each time, hence stop when nothing was woken.
-      if (Number(r[0]) < WAKE_BATCH || Number(r[1]) === 0) return total;
+      if (Number(r[0]) < WAKE_BATCH || Number(r[1]) === 0) break;
     }
+    return total;
   }
 
   /**

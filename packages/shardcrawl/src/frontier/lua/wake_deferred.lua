@@ -13,11 +13,13 @@ for _, h in ipairs(hosts) do
   local e = redis.call('HGET', P .. 'ro:' .. h, 'e')
   if not (e and string.sub(e, 1, 13) == 'retry-after: ') then
   woken = woken + 1
-  redis.call('ZADD', K_RDEFER, int(NOW), h)
-  if redis.call('EXISTS', P .. 'ro:' .. h) == 1 then redis.call('HSET', P .. 'ro:' .. h, 'nt', int(NOW)) end
+  -- Now, but never before the politeness gap after the host's last request (pn, defer_host.lua).
+  local at = math.max(NOW, tonumber(redis.call('HGET', P .. 'ro:' .. h, 'pn')) or 0)
+  redis.call('ZADD', K_RDEFER, int(at), h)
+  if redis.call('EXISTS', P .. 'ro:' .. h) == 1 then redis.call('HSET', P .. 'ro:' .. h, 'nt', int(at)) end
   local hk = hkey(h)
   if redis.call('EXISTS', hk) == 1 then
-    redis.call('HSET', hk, 'n', int(NOW))
+    redis.call('HSET', hk, 'n', int(at))
     -- sync_ready never moves an entry earlier: take it out so it is scored again from now.
     redis.call('ZREM', K_READY, h)
     sync_ready(h, hk)
