@@ -33,7 +33,12 @@ export type Verdict =
   /** Our upstream plan asked us to slow down: pause all leasing, put the URL back uncounted. */
   | { action: "upstream-pause"; until: number }
   /** Our upstream quota is exhausted: stop fetching with this message. */
-  | { action: "quota-stop"; message: string };
+  | { action: "quota-stop"; message: string }
+  /**
+   * The site asked (Retry-After) for a longer pause than --max-retry-after: never retry sooner
+   * than asked -- the URL goes back uncounted and the host waits until `until`, like a robots.txt outage.
+   */
+  | { action: "defer-host"; signal: HostSignal; until: number; retryAfterMs: number; reason: string };
 
 /** HTTP statuses worth another attempt (RFC 9110: 408, 429 and the transient 5xx). */
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
@@ -43,6 +48,9 @@ const BACKOFF_STATUS = new Set([429, 503]);
 const RETRY_ERRORS = new Set<FetchErrorClass>(["connect", "connect-timeout", "reset", "headers-timeout", "total-timeout", "http-protocol", "dns-transient"]);
 /** Failures that mean the host is overloaded (it did not answer in time). */
 const BACKOFF_ERRORS = new Set<FetchErrorClass>(["connect-timeout", "headers-timeout", "total-timeout"]);
+
+/** A Retry-After longer than this is read as this (a date years ahead is a mistake, not a plan). */
+export const RETRY_AFTER_SANITY_MS = 30 * 24 * 3600_000;
 
 /** A bot-challenge page (Cloudflare marks them with cf-mitigated: challenge). */
 export function isChallenge(status: number, headers: ReadonlyArray<readonly [string, string]>): boolean {
@@ -77,6 +85,13 @@ export function decide(res: FetchOutcome, attempt: number, s: RetrySettings, now
   const retryAfter = parseRetryAfter(headerValue(h, "retry-after"), now, s.maxRetryAfterMs);
   if (res.status === 429 && s.upstreamLimitHeader && headerValue(h, s.upstreamLimitHeader) !== undefined) {
     return { action: "upstream-pause", until: now + (retryAfter ?? backoffMs(attempt, s, random)) };
+  }
+  if (RETRY_STATUS.has(res.status) || isChallenge(res.status, h)) {
+    // Never sooner than the site asked: above our cap the host is deferred, not retried early.
+    const asked = parseRetryAfter(headerValue(h, "retry-after"), now, RETRY_AFTER_SANITY_MS);
+    if (asked !== undefined && asked > s.maxRetryAfterMs) {
+      return { action: "defer-host", signal: "backoff", until: now + asked, retryAfterMs: asked, reason: `http-${res.status}` };
+    }
   }
   const challenge = isChallenge(res.status, h);
   const signal: HostSignal = challenge || BACKOFF_STATUS.has(res.status) ? "backoff" : "ok";

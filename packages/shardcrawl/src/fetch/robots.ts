@@ -1,26 +1,19 @@
 // robots.txt per RFC 9309: fetching (status handling, redirects, size cap) and compiling a file
 // into an isAllowed() check for our user agent.
 //
-// Matching uses robots-parser (Google's longest-match algorithm, `*` and `$`, allow wins ties,
-// groups for the same agent merged). Where it falls short of RFC 9309 we fix around it here:
-//  - percent-encoded unreserved characters (%62%61%7A = "baz") must compare equal to the plain
-//    character (RFC 9309 2.2.2); we decode them in both the rules and the path before matching;
-//  - a UTF-8 byte order mark would hide the first line; we strip it;
+// Parsing is robots-rules.ts (as Google's reference parser reads files, where RFC 9309 leaves
+// room); matching is here: Google's longest-match algorithm, `*` and `$`, allow wins ties,
+// groups for the same agent merged. Also:
+//  - percent-encoded unreserved characters (%62%61%7A = "baz") compare equal to the plain
+//    character (RFC 9309 2.2.2): decoded in both the rules and the path before matching;
 //  - /robots.txt itself is always allowed (RFC 9309 2.2.2);
-//  - Crawl-delay is not in the RFC; we accept non-negative numbers only and cap them.
-import { createRequire } from "node:module";
+//  - Crawl-delay is not in the RFC; we accept non-negative numbers only, never shorten them, and
+//    report one above the maximum (crawlDelayTooLong: the host is skipped).
 import type { Transform } from "node:stream";
 import { createBrotliDecompress, createGunzip, createInflate, constants as zlib } from "node:zlib";
 import type { FetchErrorClass } from "../shared/types.js";
 import type { FetchInit, FetchOutcome } from "./http-client.js";
-
-/** The subset of robots-parser (CommonJS, whose bundled typings do not type its default export under NodeNext) we use. */
-interface ParsedRobots {
-  isAllowed(url: string, ua?: string): boolean | undefined;
-  getCrawlDelay(ua?: string): number | undefined;
-  getSitemaps(): string[];
-}
-const robotsParser = createRequire(import.meta.url)("robots-parser") as (url: string, contents: string) => ParsedRobots;
+import { crawlDelayFor, groupsFor, parseRobotsTxt, type RobotsRule } from "./robots-rules.js";
 
 /** RFC 9309 2.5: crawlers must parse at least 500 KiB; we read exactly that much. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
@@ -169,29 +162,25 @@ export interface CompileRobotsOptions {
   maxCrawlDelayMs?: number;
 }
 
-// robots-parser insists on an origin; paths are matched against this neutral one so a compiled
-// file works for the origin it was fetched for (including after a cross-host redirect).
-const NEUTRAL_ORIGIN = "http://robots.invalid";
-
 /** Builds the matcher for `userAgent`'s group (its product token, case-insensitive, else `*`). */
 export function compileRobots(entry: RobotsEntry, userAgent: string, opts: CompileRobotsOptions = {}): CompiledRobots {
   if (entry.kind === "allow-all") return { isAllowed: () => true, sitemaps: [] };
   if (entry.kind === "disallow-all") return { isAllowed: (url) => pathOf(url) === "/robots.txt", sitemaps: [] };
 
   const token = productToken(userAgent);
-  const robots = robotsParser(`${NEUTRAL_ORIGIN}/robots.txt`, normalizeRules(entry.body));
-  const matcher = RuleMatcher.of(robots, token);
+  const parsed = parseRobotsTxt(entry.body);
+  const { groups, matched } = groupsFor(parsed, token);
+  const matcher = new RuleMatcher(groups.flatMap((g) => g.rules));
   const compiled: CompiledRobots = {
     isAllowed(url) {
       const path = pathOf(url);
       if (path === null) return false;
       if (path === "/robots.txt") return true;
-      const target = NEUTRAL_ORIGIN + normalizePercentEncoding(path);
-      return matcher?.isAllowed(target) ?? robots.isAllowed(target, token) !== false;
+      return matcher.isAllowed(normalizePercentEncoding(path));
     },
-    sitemaps: [...new Set(robots.getSitemaps().filter(isHttpUrl))],
+    sitemaps: [...new Set(parsed.sitemaps.filter(isHttpUrl))],
   };
-  const delay = robots.getCrawlDelay(token);
+  const delay = crawlDelayFor(groups, matched);
   if (typeof delay === "number" && Number.isFinite(delay) && delay >= 0) {
     compiled.crawlDelayMs = Math.round(delay * 1000);
     if (compiled.crawlDelayMs > (opts.maxCrawlDelayMs ?? DEFAULT_MAX_CRAWL_DELAY_MS)) compiled.crawlDelayTooLong = true;
@@ -199,55 +188,27 @@ export function compileRobots(entry: RobotsEntry, userAgent: string, opts: Compi
   return compiled;
 }
 
-interface Rule {
-  pattern: string;
-  allow: boolean;
-}
+type Rule = RobotsRule;
 
 /** A group with at least this many rules gets a prefix index, built at its first check (fewer: a scan is cheap). */
 const INDEX_MIN_RULES = 32;
 
 /**
- * Our group's rules, matched without robots-parser's per-rule allocations, and for a large file
- * through an index by literal prefix (the part before the first `*` or a final `$`): a rule can
- * only match a path that starts with that prefix, so a URL is checked against the few rules whose
- * prefix it starts with instead of every rule (RFC 9309 allows 500 KiB: ~20,000 rules, which
- * cost robots-parser ~0.4 ms per URL). Same decision as robots-parser's isAllowed: its rule list
- * for the agent (read from the parsed object; when that is not the shape robots-parser 3 builds,
- * robots-parser itself is asked), its path normalization, Google's matching.
+ * Our group's rules, matched without per-rule allocations, and for a large file through an index
+ * by literal prefix (the part before the first `*` or a final `$`): a rule can only match a path
+ * that starts with that prefix, so a URL is checked against the few rules whose prefix it starts
+ * with instead of every rule (RFC 9309 allows 500 KiB: ~20,000 rules, ~0.4 ms per URL by a scan).
+ * Google's matching: the longest matching pattern decides, allow wins a tie.
  */
 class RuleMatcher {
   private byPrefix: Map<string, Rule[]> | null = null;
   /** The prefix lengths present in byPrefix, ascending. */
   private lengths: number[] = [];
 
-  private constructor(private readonly rules: readonly Rule[]) {}
+  constructor(private readonly rules: readonly Rule[]) {}
 
-  /** Null when `robots` is not shaped as robots-parser 3 builds it. */
-  static of(robots: ParsedRobots, token: string): RuleMatcher | null {
-    const byAgent = (robots as { _rules?: unknown })._rules;
-    if (typeof byAgent !== "object" || byAgent === null) return null;
-    const groups = byAgent as Record<string, unknown>;
-    // robots-parser's _getRule: the agent's own rules, else those of "*", else none.
-    const rules = groups[formatUserAgent(token)] || groups["*"] || [];
-    if (!Array.isArray(rules)) return null;
-    for (const r of rules as unknown[]) {
-      const rule = r as Partial<Rule> | null;
-      if (typeof rule?.pattern !== "string" || typeof rule.allow !== "boolean") return null;
-    }
-    return new RuleMatcher(rules as Rule[]);
-  }
-
-  /** `url` is an absolute URL on NEUTRAL_ORIGIN; undefined when it does not parse (robots-parser decides then). */
-  isAllowed(url: string): boolean | undefined {
-    let parsed: URL;
-    try {
-      parsed = new URL(url);
-    } catch {
-      return undefined;
-    }
-    const raw = parsed.pathname + parsed.search;
-    const path = raw.includes("%") ? raw.replace(/%[0-9a-fA-F]{2}/g, (m) => m.toUpperCase()) : raw;
+  /** `path` is a path+query normalized by normalizePercentEncoding. */
+  isAllowed(path: string): boolean {
     if (this.byPrefix === null && this.rules.length >= INDEX_MIN_RULES) this.buildIndex();
     let best: Rule | null = null;
     if (this.byPrefix === null) {
@@ -285,13 +246,6 @@ function better(rule: Rule, best: Rule | null, path: string): Rule | null {
   return matches(rule.pattern, path) ? rule : best;
 }
 
-/** robots-parser's formatUserAgent: lower case, without "/version", trimmed. */
-function formatUserAgent(userAgent: string): string {
-  const lower = userAgent.toLowerCase();
-  const slash = lower.indexOf("/");
-  return (slash > -1 ? lower.slice(0, slash) : lower).trim();
-}
-
 /** The characters a matching path must start with: up to the first `*`, without a final `$`. */
 function literalPrefix(pattern: string): string {
   const star = pattern.indexOf("*");
@@ -303,7 +257,7 @@ function literalPrefix(pattern: string): string {
 let lengthsScratch = new Int32Array(256);
 
 /**
- * Google's robots.txt matching (robots.cc, as robots-parser implements it): `*` matches any run
+ * Google's robots.txt matching (robots.cc): `*` matches any run
  * of characters, a final `$` anchors the end. Keeps every prefix length of `path` matched so far.
  */
 function matches(pattern: string, path: string): boolean {

@@ -62,7 +62,8 @@
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)
 //   P ro:<host>         hash   the host's robots.txt outage (frontier/robots-outages.ts, lua/defer_host.lua):
 //                              o origin, f first failed try (epoch ms), t failed tries, nt next try
-//                              (epoch ms), l last try (epoch ms), e last error "<class>: <detail>"
+//                              (epoch ms), l last try (epoch ms), e last error "<class>: <detail>",
+//                              pn the host's next allowed start as the last try left it (epoch ms)
 //   P rdefer            zset   hosts waiting out a robots.txt outage, scored by their next try (epoch ms);
 //                              their URLs stay queued (the crawl's end reports them as `deferred`)
 //   P d:<domain>        hash   domain politeness (flowcfg pk = "domain"; a host's field k names its

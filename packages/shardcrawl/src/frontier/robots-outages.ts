@@ -95,14 +95,34 @@ export class RobotsOutages {
     return out;
   }
 
-  /** Gives every waiting host its next try now (a new run); returns how many. */
+  /** Gives every host waiting out a robots.txt outage its next try now (a new run); returns how many. */
   async wakeAll(now: number = Date.now()): Promise<number> {
     let total = 0;
-    for (;;) {
-      const n = Number(await this.scripts.run("wake_deferred", [...this.common(now), WAKE_BATCH]));
-      total += n;
-      if (n < WAKE_BATCH) return total;
+    // Hosts keep a score after now when skipped (Retry-After) or held by their politeness gap, so
+    // a batch may come back again: one pass over the set's size is enough.
+    const rounds = Math.ceil((await this.count()) / WAKE_BATCH) + 1;
+    for (let i = 0; i < rounds; i++) {
+      const r = (await this.scripts.run("wake_deferred", [...this.common(now), WAKE_BATCH])) as unknown[];
+      total += Number(r[1]);
+      if (Number(r[0]) < WAKE_BATCH || Number(r[1]) === 0) break;
     }
+    return total;
+  }
+
+  /**
+   * Forgets deferrals asked by Retry-After whose time has come (the host is simply due again);
+   * robots.txt outages stay until robots.txt answers. Returns how many were forgotten.
+   */
+  async pruneAsked(now: number = Date.now(), prefix = "retry-after: "): Promise<number> {
+    const due = await this.redis.zrangebyscore(this.keys.robotsDeferred, "-inf", Math.round(now), "LIMIT", 0, 1000);
+    let n = 0;
+    for (const host of due) {
+      const e = await this.redis.hget(this.keys.robotsOutage(host), "e");
+      if (e !== null && !e.startsWith(prefix)) continue;
+      await this.clear(host);
+      n++;
+    }
+    return n;
   }
 
   private async *hostBatches(): AsyncGenerator<string[]> {

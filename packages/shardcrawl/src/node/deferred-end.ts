@@ -33,6 +33,7 @@ export class DeferredEndWatch {
       this.progressMark = mark;
       this.since = undefined;
     }
+    await this.outages.pruneAsked(now);
     if (s.queued === 0 || (await this.outages.count()) === 0) {
       this.since = undefined;
       return false;

@@ -14,7 +14,7 @@ import { takeIpSlot } from "./ip-slots.js";
 import { openFrontier } from "./open-frontier.js";
 import { DEFAULT_KEEP_ALIVE_MS, createHttpClient, fetchedPageMeta, type HttpClient } from "../fetch/http-client.js";
 import { compileRobots, type CompiledRobots, type RobotsEntry } from "../fetch/robots.js";
-import { robotsStep } from "./robots-step.js";
+import { deferHostFor, robotsStep } from "./robots-step.js";
 import { PageLogWriter } from "../store/page-log.js";
 import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
@@ -200,6 +200,13 @@ async function main(): Promise<void> {
         ctx.log(`stopping fetching: ${verdict.message}`);
       }
       await frontier.requeue(lease, end);
+      return;
+    }
+    if (verdict.action === "defer-host") {
+      // Retry-After above --max-retry-after: the host waits as long as asked (robots-step.ts deferHostFor).
+      const detail = `Retry-After ${Math.round(verdict.retryAfterMs / 1000)} s is above --max-retry-after ${config.maxRetryAfterMs} ms: ${lease.host} waits until ${new Date(verdict.until).toISOString()}, the URL stays queued`;
+      await pageLog.append({ ...failureLine(lease, null, detail, res.timings), status: res.ok ? res.status : null, final_url: res.ok ? res.url : lease.url });
+      await deferHostFor(frontier, lease, origin, verdict, (m) => ctx.log(m));
       return;
     }
     const feedback = { signal: verdict.signal, latencyMs, startedAt, ...(verdict.notBefore !== undefined ? { notBefore: verdict.notBefore } : {}) };

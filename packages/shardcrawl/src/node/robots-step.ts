@@ -18,6 +18,29 @@ export type RobotsStepResult =
   /** The host waits out an outage; the lease is already back in its queue. */
   | { kind: "deferred"; state: OutageState };
 
+/** lastError prefix of a deferral asked by Retry-After (not a robots.txt outage: no wake-up at restart). */
+export const RETRY_AFTER_DEFERRAL = "retry-after: ";
+
+/**
+ * A page answered with a Retry-After above --max-retry-after: the lease ends, its URL goes back
+ * uncounted, and the host waits until `until` (listed as deferred, like a robots.txt outage).
+ */
+export async function deferHostFor(
+  frontier: NodeFrontier,
+  lease: Lease,
+  origin: string,
+  ask: { until: number; retryAfterMs: number; reason: string },
+  log: (msg: string) => void,
+): Promise<void> {
+  const now = Date.now();
+  const state: OutageState = {
+    origin, firstFailureAt: now, tries: 1, nextTryAt: ask.until, lastTryAt: now,
+    lastError: `${RETRY_AFTER_DEFERRAL}${ask.reason} asked ${Math.round(ask.retryAfterMs / 1000)} s`,
+  };
+  log(`${lease.host} asked to wait ${Math.round(ask.retryAfterMs / 1000)} s (${ask.reason}, Retry-After above --max-retry-after): deferred until ${new Date(ask.until).toISOString()}`);
+  await frontier.frontier.outages.defer(lease.id, lease.host, state, now);
+}
+
 export function outageSettings(config: NodeConfig): RobotsOutageSettings {
   return {
     backoffBaseMs: config.robotsBackoffBaseMs,
@@ -53,7 +76,10 @@ export async function robotsStep(
     return { kind: "entry", entry };
   }
   const now = Date.now();
-  const previous = await outages.get(lease.host);
+  const recorded = await outages.get(lease.host);
+  // A Retry-After deferral is not a robots.txt outage: this is the outage's first try.
+  const previous = recorded?.lastError.startsWith(RETRY_AFTER_DEFERRAL) ? undefined : recorded;
+  if (recorded && !previous) await outages.clear(lease.host);
   const last = await frontier.frontier.robots.getLast(origin);
   const decision = decideOutage(origin, result, previous, now, settings, last !== undefined);
   switch (decision.action) {

@@ -118,7 +118,9 @@ describe("compileRobots (RFC 9309 matching)", () => {
         if (next() < 0.4) continue;
         lines.push(`User-agent: ${agent}`);
         // Up to 60 rules: both the plain scan and the prefix index (32 rules or more) are compared.
-        for (let r = 0, n = Math.floor(next() * (f % 2 === 0 ? 8 : 60)); r < n; r++) lines.push(`${next() < 0.3 ? "Allow" : "Disallow"}: ${pattern()}`);
+        // At least one: a group without rules is where robots-parser and Google's parser differ
+        // (Google: our empty group applies, allowing everything; tested on its own below).
+        for (let r = 0, n = 1 + Math.floor(next() * (f % 2 === 0 ? 8 : 60)); r < n; r++) lines.push(`${next() < 0.3 ? "Allow" : "Disallow"}: ${pattern()}`);
       }
       const body = lines.join("\n");
       const compiled = compileRobots(rules(body), UA);
@@ -160,10 +162,12 @@ describe("compileRobots (RFC 9309 matching)", () => {
   });
 
   it("survives a byte order mark, comments, CRLF and junk lines", () => {
-    const body = "\uFEFFUser-agent: *\r\nDisallow: /a # not /b\r\nthis is junk\r\nDisallow /nocolon\r\n";
+    const body = "\uFEFFUser-agent: *\r\nDisallow: /a # not /b\r\nthis is junk\r\nDisallow /nocolon\r\nthree words here /x\r\n";
     expect(allowed(body, "/a")).toBe(false);
     expect(allowed(body, "/b")).toBe(true);
-    expect(allowed(body, "/nocolon")).toBe(true);
+    // Google's parser reads a two-word line without a colon as key and value (robots-rules.ts).
+    expect(allowed(body, "/nocolon")).toBe(false);
+    expect(allowed(body, "/x")).toBe(true);
   });
 
   it("reads Crawl-delay for our group (fractional seconds), never shortened: above the max it is too long", () => {

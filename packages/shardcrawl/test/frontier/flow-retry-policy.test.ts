@@ -48,7 +48,14 @@ describe("retry policy", () => {
     expect(decide(http(429, [["Retry-After", "7"]]), 0, S, NOW, zero)).toMatchObject({ action: "retry", notBefore: NOW + 7000 });
     const date = new Date(NOW + 30_000).toUTCString();
     expect(decide(http(503, [["retry-after", date]]), 0, S, NOW, zero)).toMatchObject({ notBefore: NOW + 30_000 });
-    expect(decide(http(503, [["retry-after", "86400"]]), 0, S, NOW, zero)).toMatchObject({ notBefore: NOW + 120_000 });
+    // Above --max-retry-after the wait is never shortened: the host is deferred as long as asked,
+    // the URL uncounted (also with no attempt left: it has not been refused, only delayed).
+    expect(decide(http(503, [["retry-after", "86400"]]), 0, S, NOW, zero)).toEqual({ action: "defer-host", signal: "backoff", until: NOW + 86_400_000, retryAfterMs: 86_400_000, reason: "http-503" });
+    expect(decide(http(429, [["retry-after", "121"]]), 2, S, NOW, zero)).toMatchObject({ action: "defer-host", until: NOW + 121_000 });
+    expect(decide(http(429, [["retry-after", "120"]]), 0, S, NOW, zero)).toMatchObject({ action: "retry", notBefore: NOW + 120_000 });
+    // A date years ahead is read as 30 days; a Retry-After on a 200 or a 404 is no request to wait.
+    expect(decide(http(503, [["retry-after", new Date(NOW + 5 * 365 * 86_400_000).toUTCString()]]), 0, S, NOW, zero)).toMatchObject({ action: "defer-host", retryAfterMs: 30 * 86_400_000 });
+    expect(decide(http(404, [["retry-after", "86400"]]), 0, S, NOW, zero).action).toBe("record");
     expect(decide(http(429, [["retry-after", "0"]]), 2, S, NOW, () => 0.5)).toMatchObject({ action: "record", notBefore: NOW });
     expect(parseRetryAfter("soon", NOW, 1000)).toBeUndefined();
     expect(parseRetryAfter(new Date(NOW - 5000).toUTCString(), NOW, 1000)).toBe(0);

@@ -14,12 +14,16 @@ local h = host or ARGV[6]
 local hkh = hkey(h)
 if host then put_back(host, hk, tier, el) end
 local nt = tonumber(ARGV[7])
+local rk = P .. 'ro:' .. h
+-- pn: the host's politeness clock as this request left it, so a new run that tries the host
+-- early (wake_deferred.lua) still keeps the gap after this request.
+local pn = tonumber(redis.call('HGET', hkh, 'n')) or NOW
+redis.call('HSET', rk, 'pn', int(pn))
 if redis.call('EXISTS', hkh) == 1 then
-  if nt > (tonumber(redis.call('HGET', hkh, 'n')) or 0) then redis.call('HSET', hkh, 'n', int(nt)) end
+  if nt > pn then redis.call('HSET', hkh, 'n', int(nt)) end
   -- Domain politeness ignores the host's own n: the hold takes it out of its domain's line.
   redis.call('HSET', hkh, 'hh', int(nt))
 end
-local rk = P .. 'ro:' .. h
 redis.call('HSETNX', rk, 'f', ARGV[9])
 redis.call('HSET', rk, 'o', ARGV[8], 't', ARGV[10], 'nt', int(nt), 'l', int(NOW), 'e', ARGV[11])
 redis.call('ZADD', P .. 'rdefer', int(nt), h)
