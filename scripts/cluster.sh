@@ -28,6 +28,8 @@ commands:
   install   ssh: ship this checkout's build to every machine (/opt/shardcrawl-releases/<build>)
   provision ssh: run deploy/provision-i7i.sh on every machine (--provision-args "--no-nvme ...")
   upgrade   ssh: one node at a time: ship the build, drain (SIGTERM), switch, start, wait for /status
+  snapshot  ssh: Redis BGSAVE, inbox, outbox, finished WARC of every node into --archive DIR
+  replace   ssh: --node NAME: a fresh machine under that name from its last snapshot
   net       netns only: net up|down|count (namespaces, veth pairs; count = packets routed between node namespaces)
   sim       local/netns: sim up|down starts simweb (--sim-args "ARGS") on this machine or in the hub namespace
   exclude   exclude add|remove <domain|host|url-prefix> [--reason TEXT] | exclude list: the site owners'
@@ -58,6 +60,8 @@ case "$cmd" in
   install) cmd_install ;;
   provision) cmd_provision ;;
   upgrade) cmd_upgrade ;;
+  snapshot) cmd_snapshot ;;
+  replace) cmd_replace ;;
   net) cmd_net ;;
   sim) cmd_sim ;;
   exclude) cmd_exclude ;;

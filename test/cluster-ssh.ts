@@ -7,17 +7,20 @@
 // machine lacks), a build shipped over ssh, a 3-node crawl with seed/rounds(up, exchange)/collect
 // held to the same coverage, ownership and politeness checks as the local and netns clusters, and
 // the systemd unit: status, journald logs, SIGKILL restarted, start at boot, exit 75 not restarted.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ROOT } from "./harness/crawl.js";
-import { NODES, must, nodeUa, runCluster, sh, type ClusterRun } from "./cluster-run.js";
+import { ROOT, readRequestLog, verifyLog, type VerifyReport } from "./harness/crawl.js";
+import { CLUSTER_SH, NODES, must, nodeUa, runCluster, sh, type ClusterRun } from "./cluster-run.js";
 
 const MACHINES_SH = join(ROOT, "scripts/cluster/machines.sh");
 const IMAGE = process.env.SHARDCRAWL_MACHINE_IMAGE ?? "/var/cache/shardcrawl/machine-image";
 const TOKEN = "lab-status-token-0123456789";
+// The long-lived crawls (upgrade, replace) go slower than the first, so they are still running
+// while nodes are upgraded or lost.
+const LIVE_DELAY_MS = 1000;
 
 function have(cmd: string): boolean {
   return spawnSync("bash", ["-c", `command -v ${cmd}`]).status === 0;
@@ -40,13 +43,69 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   const state = join(dir, "state");
   const hosts = Array.from({ length: NODES }, (_, i) => `${net}.${i + 1}.2`);
   const sshEnv = { ...env, SSH_OPTS: `-F ${join(lab, "ssh_config")}` };
-  const op = (args: string[], timeoutMs = 600_000) => sh([...args, "--transport", "ssh"], sshEnv, timeoutMs, hub);
+  const op = (args: string[], timeoutMs = 600_000) => sh([...args, "--transport", "ssh", "--state", join(dir, "operator")], sshEnv, timeoutMs, hub);
   const machines = (args: string[]) => {
     const r = spawnSync("bash", [MACHINES_SH, args[0]!, "--dir", lab, ...args.slice(1)], { encoding: "utf8", env: { ...process.env, ...env }, timeout: 900_000 });
     return { code: r.status, stdout: r.stdout, stderr: r.stderr };
   };
   const onMachine = (i: number, cmd: string) => machines(["ssh", "--machine", String(i), "--", "bash", "-c", cmd]);
   const unitProp = (i: number, name: string, prop: string) => onMachine(i, `systemctl show -p ${prop} --value shardcrawl-node@${name}`).stdout.trim();
+  let run: ClusterRun;
+  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+  type Spec = { outRoot: string; defaults: Record<string, unknown>; nodes: Array<Record<string, unknown>> };
+  interface Phase { file: string; state: string; log: string }
+  /** A crawl of the same world as the first one, by long-lived nodes, with its own simweb (and request log). */
+  function phase(name: string, mutate: (spec: Spec) => void): Phase {
+    // Under the state directory: the machines see it (bound read-only), so they find simweb's CA.
+    const st = join(state, name);
+    const info = JSON.parse(must(sh(["sim", "up", "--transport", "netns", "--state", st, "--sim-args", [...run.simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number; ca: string };
+    const spec = JSON.parse(readFileSync(run.cluster, "utf8")) as Spec;
+    spec.outRoot = `/data/crawl/${name}`;
+    spec.defaults.exitWhenDone = false;
+    spec.defaults.caFile = info.ca;
+    spec.defaults.connectTo = [`:80:${net}.0.1:${info.http}`, `:443:${net}.0.1:${info.https}`];
+    mutate(spec);
+    const file = join(dir, `${name}.yaml`);
+    writeFileSync(file, JSON.stringify(spec));
+    return { file, state: st, log: join(st, "simweb-requests.jsonl") };
+  }
+  /** The operator's timers (exchange, snapshot), as a loop in the hub until killed. */
+  const loops: ChildProcess[] = [];
+  function every(seconds: number, args: string[]): ChildProcess {
+    const line = `bash ${CLUSTER_SH} ${args.map((a) => `'${a}'`).join(" ")} --transport ssh --state ${join(dir, "operator")} >/dev/null 2>&1`;
+    const loop = spawn("ip", ["netns", "exec", hub, "bash", "-c", `while true; do ${line}; sleep ${seconds}; done`], { env: { ...process.env, ...sshEnv }, stdio: "ignore", detached: true });
+    loops.push(loop);
+    return loop;
+  }
+  function stop(loop: ChildProcess): void {
+    try { process.kill(-loop.pid!, "SIGTERM"); } catch { /* already gone */ }
+  }
+  interface Row { node: string; up: boolean; fetched: number; queued: number }
+  function statusRows(file: string): Row[] {
+    const j = spawnSync("ip", ["netns", "exec", hub, process.execPath, join(ROOT, "packages/shardcrawl/dist/cli/main.js"), "status", "--cluster", file, "--json", "--timeout", "3000"], { encoding: "utf8", env: { ...process.env, ...sshEnv } });
+    try { return JSON.parse(j.stdout) as Row[]; } catch { return []; }
+  }
+  /** Until the crawl has nothing left: every node up with an empty frontier, nothing to exchange, no new fetches, three times running. */
+  async function settle(file: string, timeoutMs = 300_000): Promise<void> {
+    const end = Date.now() + timeoutMs;
+    let calm = 0;
+    let last = -1;
+    while (calm < 3) {
+      if (Date.now() > end) throw new Error("the crawl did not settle");
+      const moved = Number(/moved (\d+)/.exec(op(["exchange", "--cluster", file]).stdout)?.[1] ?? -1);
+      const rows = statusRows(file);
+      const fetched = rows.reduce((a, r) => a + r.fetched, 0);
+      const quiet = rows.length === NODES && rows.every((r) => r.up && r.queued === 0) && moved === 0 && fetched === last;
+      calm = quiet ? calm + 1 : 0;
+      last = fetched;
+      await sleep(3000);
+    }
+  }
+  function finish(p: Phase, file: string): VerifyReport {
+    must(op(["down", "--cluster", file]), "down");
+    must(sh(["sim", "down", "--transport", "netns", "--state", p.state], env), "sim down");
+    return verifyLog(run.simArgs, p.log, { minGapMs: LIVE_DELAY_MS, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains" });
+  }
   async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     while (!ok()) {
@@ -56,7 +115,6 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   }
 
   describe.skipIf(skip !== null)("3-node cluster on ssh machines (systemd, sshd, netns)", () => {
-    let run: ClusterRun;
     let checkFresh: { code: number | null; stdout: string };
     let provision1: { code: number | null; stdout: string };
     let provision2: { code: number | null; stdout: string };
@@ -81,7 +139,9 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       names = run.nodeOuts.map((o) => o.split("/").pop()!);
     }, 900_000);
     afterAll(() => {
+      for (const l of loops) stop(l);
       sh(["sim", "down", "--transport", "netns", "--state", join(dir, "state-quota")], env);
+      for (const s of ["upgrade", "replace"]) sh(["sim", "down", "--transport", "netns", "--state", join(state, s)], env);
       machines(["down"]);
     }, 300_000);
 
@@ -141,7 +201,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       });
       expect(unitProp(0, names[0]!, "NRestarts")).toBe("1");
       await until("the restarted node answers /status", () => /^total\s+up\b/m.test(op(["status", "--cluster", live]).stdout));
-    });
+    }, 300_000);
 
     test("systemd: the node starts when its machine boots", async () => {
       must(machines(["halt", "--machine", "1"]), "halt m1");
@@ -153,7 +213,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
         expect(unitProp(i, names[i]!, "ActiveState")).toBe("inactive");
         expect(unitProp(i, names[i]!, "UnitFileState")).toBe("disabled");
       }
-    });
+    }, 300_000);
 
     test("systemd: exit 75 (upstream quota exhausted) is not restarted", async () => {
       // A simweb whose upstream quota is already spent: every page request gets 429 + x-upstream-quota.
@@ -177,7 +237,71 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
         expect(unitProp(i, names[i]!, "NRestarts")).toBe("0");
       }
       must(op(["down", "--cluster", quota]), "down (quota)");
-      void nodeUa;
-    });
+      must(sh(["sim", "down", "--transport", "netns", "--state", qstate], env), "sim down");
+    }, 300_000);
+
+    test("rolling upgrade of a crawling cluster: one node at a time, the crawl goes on, 0 lost URLs, 0 politeness violations", async () => {
+      const p = phase("upgrade", (s) => { s.defaults.delayMs = LIVE_DELAY_MS; });
+      must(op(["up", "--cluster", p.file]), "up");
+      const exchange = every(2, ["exchange", "--cluster", p.file]);
+      await until("the crawl is under way", () => statusRows(p.file).every((r) => r.up && r.fetched > 0));
+      const t0 = Date.now();
+      const up = op(["upgrade", "--cluster", p.file, "--build-id", "build-b"]);
+      const t1 = Date.now();
+      stop(exchange);
+      expect(up.code, up.stdout + up.stderr).toBe(0);
+      const healthyMs = [...up.stdout.matchAll(/upgraded to build-b, healthy after (\d+) ms/g)].map((m) => Number(m[1]));
+      expect(healthyMs).toHaveLength(NODES);
+      for (let i = 0; i < NODES; i++) expect(onMachine(i, "readlink /opt/shardcrawl").stdout.trim()).toBe("/opt/shardcrawl-releases/build-b");
+      await settle(p.file);
+      const report = finish(p, p.file);
+      const log = readRequestLog(p.log);
+      const during = log.filter((e) => e.ts >= t0 && e.ts <= t1).length;
+      const after = log.filter((e) => e.ts > t1).length;
+      console.log(`upgrade: ${NODES} nodes in ${t1 - t0} ms (to healthy per node: ${healthyMs.join(", ")} ms); requests during ${during}, after ${after}; missing ${report.coverage!.missing.count}, re-fetched ${report.coverage!.duplicates.extraFetches}, violations ${JSON.stringify(report.violations)}`);
+      // The crawl went on during the upgrade: every node fetched while the nodes were being restarted.
+      for (const n of names) expect(log.some((e) => e.ts >= t0 && e.ts <= t1 && (e as { ua?: string }).ua === nodeUa(n)), n).toBe(true);
+      expect(during).toBeGreaterThan(0);
+      expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
+      expect(report.coverage!.missing.count).toBe(0);
+      expect(report.coverage!.expected).toBeGreaterThan(300);
+    }, 900_000);
+
+    test("losing an instance for good: snapshots on a schedule, replace from the last; what is lost and re-fetched is counted", async () => {
+      const archive = join(dir, "archive");
+      const p = phase("replace", (s) => { s.defaults.delayMs = LIVE_DELAY_MS; });
+      must(op(["up", "--cluster", p.file]), "up");
+      const exchange = every(2, ["exchange", "--cluster", p.file]);
+      const snapshots = every(5, ["snapshot", "--cluster", p.file, "--archive", archive]);
+      const lost = names[2]!;
+      await until("a snapshot of the node to lose, taken mid-crawl", () => existsSync(join(archive, lost, "latest", "dump.rdb")) && (statusRows(p.file).find((r) => r.node === lost)?.fetched ?? 0) > 20, 180_000);
+      stop(snapshots);
+      await sleep(3000);
+      const fetchedAtLoss = statusRows(p.file).find((r) => r.node === lost)?.fetched ?? -1;
+      const tLoss = Date.now();
+      must(machines(["wipe", "--machine", "2"]), "wipe");
+      must(machines(["boot", "--machine", "2", "--bind-ro", state]), "boot a fresh machine");
+      const replaced = op(["replace", "--cluster", p.file, "--node", lost, "--archive", archive, "--provision-args", "--no-nvme --no-sysctl", "--build-id", "build-c"]);
+      expect(replaced.code, replaced.stdout + replaced.stderr).toBe(0);
+      const tBack = Date.now();
+      await until("the replaced node answers /status", () => statusRows(p.file).find((r) => r.node === lost)?.up === true);
+      await settle(p.file);
+      stop(exchange);
+      const report = finish(p, p.file);
+      const log = readRequestLog(p.log) as Array<{ ts: number; host: string; path: string; ua?: string; scheme: string }>;
+      const lostUa = nodeUa(lost);
+      const counts = new Map<string, number>();
+      for (const e of log) if (!e.path.startsWith("/robots.txt")) counts.set(`${e.scheme}://${e.host}${e.path}`, (counts.get(`${e.scheme}://${e.host}${e.path}`) ?? 0) + 1);
+      const refetched = [...counts].filter(([, n]) => n > 1).map(([u]) => u);
+      const c = report.coverage!;
+      console.log(`replace: ${lost} lost after ${fetchedAtLoss} fetches, back in ${tBack - tLoss} ms; of ${c.expected} pages: missing ${c.missing.count}, re-fetched ${c.duplicates.extraFetches} (${refetched.length} URLs); violations ${JSON.stringify(report.violations)}`);
+      // The replaced node crawled again, politely, and what was lost or fetched twice is its own.
+      expect(log.some((e) => e.ts > tBack && e.ua === lostUa)).toBe(true);
+      expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
+      for (const u of [...refetched, ...c.missing.examples]) expect(run.router.ownerOfHost(new URL(u).hostname), u).toBe(lost);
+      // The loss window is the snapshot interval: far less than what the node had crawled.
+      expect(c.missing.count + c.duplicates.extraFetches).toBeLessThan(fetchedAtLoss);
+      expect(c.fetchedExpected + c.missing.count).toBe(c.expected);
+    }, 900_000);
   });
 }

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ROOT, SHARDCRAWL } from "./harness/crawl.js";
 import { dashboardExprs, missingTool, promtool } from "./harness/tools.js";
+import { EXIT_CODES } from "../packages/shardcrawl/src/node/exit-codes.js";
 
 const FLEET = "deploy/cluster.fleet.yaml";
 const noPromtool = missingTool("promtool");
@@ -71,5 +72,23 @@ describe("deploy: Grafana dashboard", () => {
     const check = promtool(["check", "rules", join(dir, "rules.yml")]);
     expect(check.output).toMatch(/SUCCESS: \d+ rules found/);
     expect(check.code).toBe(0);
+  });
+});
+
+describe("deploy: the node unit", () => {
+  const unit = readFileSync(join(ROOT, "deploy/systemd/shardcrawl-node@.service"), "utf8");
+  const value = (key: string) => new RegExp(`^${key}=(.*)$`, "m").exec(unit)?.[1];
+
+  test("its exit codes are the node's: the quota code is not restarted, a signal stop is a success", () => {
+    expect(value("RestartPreventExitStatus")).toBe(String(EXIT_CODES.quota));
+    expect(value("SuccessExitStatus")).toBe(String(EXIT_CODES.signal));
+    expect(value("Restart")).toBe("on-failure");
+  });
+
+  test("it is a template run by name from the cluster file, draining on SIGTERM to the node alone", () => {
+    expect(value("ExecStart")).toMatch(/ node --cluster \/etc\/shardcrawl\/cluster\.yaml --name %i$/);
+    expect(value("KillMode")).toBe("mixed");
+    expect(value("KillSignal")).toBe("SIGTERM");
+    expect(value("WantedBy")).toBe("multi-user.target");
   });
 });

@@ -8,7 +8,14 @@
 REMOTE_USER="${SHARDCRAWL_REMOTE_USER:-shardcrawl}"
 REMOTE_ETC=/etc/shardcrawl
 RELEASES=/opt/shardcrawl-releases
-BUILD_ID="" HEALTH_TIMEOUT=180
+BUILD_ID="" HEALTH_TIMEOUT=180 NODE=""
+
+# A command line making directories on a machine as the node's user: a directory the transport
+# made as root would keep the node from writing there.
+mkdir_as_node() {
+  printf 'runuser -u %q -- mkdir -p' "$REMOTE_USER"
+  printf ' %q' "$@"
+}
 
 unit_of() { echo "shardcrawl-node@${N_NAME[$1]}.service"; }
 
@@ -173,6 +180,117 @@ what a machine lacks)." ;;
 Rolling upgrade, one node at a time: ship the build, systemctl stop (the node drains: in-flight work
 finished or returned), switch /opt/shardcrawl, systemctl start, wait until its /status answers
 (SHARDCRAWL_STATUS_TOKEN as for status); stops at the first node that does not come back." ;;
+    snapshot) echo "usage: cluster.sh snapshot --cluster FILE --transport ssh --archive DIR [--dry-run]
+For every node: its inbox, a Redis BGSAVE (frontier, seen filter, robots cache), its outbox, and its
+finished WARC files and page logs, copied to DIR/<node>/ (DIR/<node>/latest is the newest snapshot).
+Run it on a schedule (deploy/systemd/shardcrawl-snapshot.timer); the interval is the loss window." ;;
+    replace) echo "usage: cluster.sh replace --node NAME --cluster FILE --transport ssh --archive DIR [--provision-args ARGS] [--build-id ID]
+A fresh machine at the lost node's address: provisions it, installs the build, restores the last
+snapshot of NAME (Redis from its RDB, inbox, outbox) and starts the node. Refuses a machine that
+still has the node's Redis." ;;
     *) echo "no help for '$1'" ;;
   esac
+}
+
+# ---- Losing an instance: snapshots to an archive, and replace from the last one ----
+# The archive (a folder here; object storage on the fleet, e.g. a mounted bucket) holds per node:
+#   <archive>/<node>/<stamp>/{dump.rdb,inbox/,outbox/}   the frontier, seen filter and robots cache
+#                                                       (Redis RDB), links not yet ingested or sent
+#   <archive>/<node>/latest -> <stamp>                    the newest complete snapshot
+#   <archive>/<node>/seeds                                the seed list the node reads at start
+#   <archive>/<node>/output/{warc/,pages/}                finished WARC and page logs, shipped each time
+ARCHIVE=""
+
+# Redis of node i's machine, as root: BGSAVE and wait until it is on disk (LASTSAVE moves on).
+# redis-cli comes with Debian's redis-server; the port and password are in <out>/redis/connection.json.
+remote_bgsave() {
+  local i="$1"
+  local out="${N_OUT[$i]}"
+  # shellcheck disable=SC2016  # expanded on the machine
+  rsh "$i" "set -e; c=$(printf '%q' "$out/redis/connection.json"); [ -f \"\$c\" ] || { echo 'no Redis yet' >&2; exit 3; }
+port=\$(node -p \"JSON.parse(require('fs').readFileSync('\$c','utf8')).port\")
+export REDISCLI_AUTH=\$(node -p \"JSON.parse(require('fs').readFileSync('\$c','utf8')).password\")
+before=\$(redis-cli -p \"\$port\" LASTSAVE)
+redis-cli -p \"\$port\" BGSAVE >/dev/null
+for t in \$(seq 1 600); do
+  [ \"\$(redis-cli -p \"\$port\" LASTSAVE)\" != \"\$before\" ] && break
+  sleep 0.5
+done
+redis-cli -p \"\$port\" INFO persistence | grep -q 'rdb_last_bgsave_status:ok' || { echo 'BGSAVE failed' >&2; exit 1; }
+[ \"\$(redis-cli -p \"\$port\" LASTSAVE)\" != \"\$before\" ] || { echo 'BGSAVE did not finish in 300 s' >&2; exit 1; }"
+}
+
+# rsync from a running node: a file it ingests, sends or closes while the copy runs vanishes
+# under rsync (exit 24), which is the node working, not a failed copy.
+live_rsync() {
+  local rc=0
+  run rsync "$@" || rc=$?
+  [[ "$rc" == 0 || "$rc" == 24 ]]
+}
+
+snapshot_node() {
+  local i="$1"
+  local name="${N_NAME[$i]}" out="${N_OUT[$i]}" stamp to
+  stamp="$(date -u +%Y%m%dT%H%M%S%NZ)"
+  to="$ARCHIVE/$name/$stamp"
+  run mkdir -p "$to.part" "$ARCHIVE/$name/output"
+  # Inbox first: a file ingested after this copy is in the RDB below, one ingested before it is
+  # not in the copy but is in the RDB. Outbox after: links found up to the fork are in it.
+  live_rsync -a --include='*.urls.gz' --exclude='*' -e "ssh ${SSH_ARGS[*]}" --rsync-path="$(mkdir_as_node "$out/inbox") && rsync" "${N_HOST[$i]}:$out/inbox/" "$to.part/inbox/"
+  remote_bgsave "$i" || return 1
+  run rsync -a -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:$out/redis/dump.rdb" "$to.part/dump.rdb"
+  live_rsync -a --include='*/' --include='*.urls.gz' --exclude='*' -e "ssh ${SSH_ARGS[*]}" --rsync-path="$(mkdir_as_node "$out/outbox") && rsync" "${N_HOST[$i]}:$out/outbox/" "$to.part/outbox/"
+  # Finished WARC files (not the one being written) and the page logs, added to what was shipped.
+  live_rsync -a --exclude='*.open' -e "ssh ${SSH_ARGS[*]}" --rsync-path="$(mkdir_as_node "$out/warc" "$out/pages") && rsync" "${N_HOST[$i]}:$out/warc" "${N_HOST[$i]}:$out/pages" "$ARCHIVE/$name/output/"
+  # The seed list the node reads at every start (rsync: copied again only when it changed).
+  [[ "${N_SEEDS[$i]}" == "-" ]] || live_rsync -a -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:${N_SEEDS[$i]}" "$ARCHIVE/$name/seeds"
+  run mv "$to.part" "$to"
+  run ln -sfn "$stamp" "$ARCHIVE/$name/latest"
+  # Keep the three newest snapshots.
+  [[ "$DRY_RUN" == 1 ]] || find "$ARCHIVE/$name" -mindepth 1 -maxdepth 1 -type d -name '2*Z' | sort | head -n -3 | xargs -r rm -rf
+  echo "$name: snapshot $stamp"
+}
+
+cmd_snapshot() {
+  [[ -n "$ARCHIVE" ]] || die "snapshot: --archive DIR is required"
+  load_plan
+  [[ "$TRANSPORT" == ssh ]] || die "snapshot: ssh transport only"
+  local i failed=0
+  for i in "${!N_NAME[@]}"; do snapshot_node "$i" || { echo "${N_NAME[$i]}: snapshot failed" >&2; failed=$((failed + 1)); }; done
+  [[ "$failed" == 0 ]] || return 1
+}
+
+# A fresh machine under a lost node's name and address: provision it, install the build, restore
+# the last snapshot (the RDB becomes the base of Redis's AOF, which the node's Redis loads), start.
+cmd_replace() {
+  [[ -n "$ARCHIVE" ]] || die "replace: --archive DIR is required"
+  [[ -n "$NODE" ]] || die "replace: --node NAME is required"
+  load_plan
+  [[ "$TRANSPORT" == ssh ]] || die "replace: ssh transport only"
+  local i out snap
+  i="$(index_of_node "$NODE")" || die "replace: no node '$NODE' in $CLUSTER"
+  out="${N_OUT[$i]}"
+  snap="$ARCHIVE/$NODE/latest"
+  [[ -f "$snap/dump.rdb" || "$DRY_RUN" == 1 ]] || die "replace: no snapshot at $snap (the node starts empty: use up instead)"
+  # Never over a node that still has state: that is a restart, not a replacement.
+  rsh "$i" "test ! -e $(printf '%q' "$out/redis")" || die "replace: ${N_HOST[$i]} already has $out/redis; this is not a fresh machine"
+  run rsync -a -e "ssh ${SSH_ARGS[*]}" "$ROOT/deploy/" "${N_HOST[$i]}:/var/lib/shardcrawl-provision/"
+  rsh "$i" "bash /var/lib/shardcrawl-provision/provision-i7i.sh $PROVISION_ARGS"
+  local id="${BUILD_ID:-$(default_build_id)}"
+  ship_build "$i" "$id"
+  switch_build "$i" "$id"
+  local aof="$out/redis/appendonlydir"
+  rsh "$i" "$(mkdir_as_node "$aof")"
+  run rsync -a --chown="$REMOTE_USER:$REMOTE_USER" -e "ssh ${SSH_ARGS[*]}" "$snap/dump.rdb" "${N_HOST[$i]}:$aof/appendonly.aof.1.base.rdb"
+  # Redis 7's multi-part AOF: a manifest naming the RDB as base and an empty increment.
+  rsh "$i" "cd $(printf '%q' "$aof") && printf 'file appendonly.aof.1.base.rdb seq 1 type b\nfile appendonly.aof.1.incr.aof seq 1 type i\n' > appendonly.aof.manifest && : > appendonly.aof.1.incr.aof && chown $REMOTE_USER:$REMOTE_USER appendonly.aof.manifest appendonly.aof.1.incr.aof"
+  if [[ "${N_SEEDS[$i]}" != "-" && -f "$ARCHIVE/$NODE/seeds" ]]; then
+    run rsync -a --chown="$REMOTE_USER:$REMOTE_USER" -e "ssh ${SSH_ARGS[*]}" "$ARCHIVE/$NODE/seeds" "${N_HOST[$i]}:${N_SEEDS[$i]}"
+  fi
+  local part
+  for part in inbox outbox; do
+    [[ -d "$snap/$part" ]] && run rsync -a --chown="$REMOTE_USER:$REMOTE_USER" -e "ssh ${SSH_ARGS[*]}" "$snap/$part/" "${N_HOST[$i]}:$out/$part/"
+  done
+  ssh_up_node "$i"
+  echo "$NODE: replaced from snapshot $(readlink "$snap" 2>/dev/null || echo '?') on ${N_HOST[$i]}"
 }

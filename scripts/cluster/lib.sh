@@ -31,6 +31,8 @@ parse_common_args() {
       --sim-args) SIM_ARGS="${2?--sim-args needs a string}"; shift ;;
       --state) STATE="${2:?--state needs a directory}"; shift ;;
       --nodes) NODES="${2:?--nodes needs a number}"; shift ;;
+      --archive) ARCHIVE="${2:?--archive needs a directory}"; shift ;;
+      --node) NODE="${2:?--node needs a node name}"; shift ;;
       --build-id) BUILD_ID="${2:?--build-id needs a name}"; shift ;;
       --provision-args) PROVISION_ARGS="${2?--provision-args needs a string}"; shift ;;
       --health-timeout) HEALTH_TIMEOUT="${2:?--health-timeout needs seconds}"; shift ;;
@@ -206,7 +208,13 @@ index_of_node() {
 
 cmd_exchange() {
   load_plan
-  local moved=0 i
+  local moved=0 i lock
+  if [[ "$TRANSPORT" == ssh && "$DRY_RUN" == 0 ]]; then
+    # One exchange at a time through the stage (the timer and an operator's may overlap).
+    mkdir -p "$STATE"
+    exec {lock}> "$STATE/exchange.lock"
+    flock -w 600 "$lock" || die "exchange: another exchange holds $STATE/exchange.lock"
+  fi
   for i in "${!N_NAME[@]}"; do
     if [[ "$TRANSPORT" == ssh ]]; then
       exchange_ssh "$i"
@@ -238,12 +246,14 @@ cmd_exchange() {
 }
 
 # ssh: pull node i's finished outbox files (*.urls.gz; a node writes under another name first)
-# through this machine to their owners. Files that cannot be delivered stay here, reported.
+# through this machine to their owners. Files that cannot be delivered (the owner's machine is
+# down) wait in <state>/exchange-stage/<owner>/ and go with the next exchange.
 exchange_ssh() {
-  local i="$1" stage
-  stage="$(mktemp -d)"
-  run rsync -a --remove-source-files --rsync-path="mkdir -p $(printf '%q' "${N_OUT[$i]}/outbox") && rsync" \
-    --include='*/' --include='*.urls.gz' --exclude='*' -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:${N_OUT[$i]}/outbox/" "$stage/"
+  local i="$1" stage="$STATE/exchange-stage"
+  run mkdir -p "$stage"
+  run rsync -a --remove-source-files --rsync-path="$(mkdir_as_node "${N_OUT[$i]}/outbox") && rsync" \
+    --include='*/' --include='*.urls.gz' --exclude='*' -e "ssh ${SSH_ARGS[*]}" "${N_HOST[$i]}:${N_OUT[$i]}/outbox/" "$stage/" \
+    || echo "exchange: could not collect from ${N_NAME[$i]} (${N_HOST[$i]}); delivering what is staged" >&2
   local d
   for d in "$stage"/*/; do
     [[ -d "$d" ]] || continue
@@ -258,7 +268,7 @@ exchange_ssh() {
     fi
   done
   # Empty once delivered; files for unknown nodes stay (and are reported above).
-  find "$stage" -depth -type d -empty -delete
+  [[ "$DRY_RUN" == 1 ]] || find "$stage" -mindepth 1 -depth -type d -empty -delete
 }
 
 cmd_collect() {

@@ -13,7 +13,8 @@
 #   up     --dir DIR --nodes N [--image DIR] [--bind-ro PATH]...   namespaces, keys, boot every machine
 #   boot   --dir DIR --machine I [--image DIR] [--bind-ro PATH]... boot machine I (again)
 #   halt   --dir DIR --machine I         power machine I off (its disks stay)
-#   wipe   --dir DIR --machine I         halt machine I and destroy its disks (the instance is gone)
+#   crash  --dir DIR --machine I         pull machine I's plug (SIGKILL to its init: nothing shuts down)
+#   wipe   --dir DIR --machine I         crash machine I and destroy its disks (the instance is gone)
 #   down   --dir DIR                     halt every machine, delete the namespaces (DIR stays)
 #   ssh    --dir DIR --machine I CMD...  run CMD on machine I as root (from the hub namespace)
 # environment: SHARDCRAWL_NETNS_PREFIX, SHARDCRAWL_NETNS_NET (as for cluster.sh net)
@@ -32,7 +33,7 @@ IMAGE_PACKAGES="systemd,systemd-sysv,dbus,openssh-server,redis-server,rsync,ipro
 DIR="" NODES=0 MACHINE="" BINDS=()
 
 die() { echo "machines.sh: $*" >&2; exit 2; }
-usage() { sed -n '2,23p' "$0" | sed 's/^# \{0,1\}//'; }
+usage() { sed -n '2,24p' "$0" | sed 's/^# \{0,1\}//'; }
 
 cmd="${1:-}"
 [[ -n "$cmd" && "$cmd" != "--help" && "$cmd" != "-h" ]] || { usage; exit 0; }
@@ -137,6 +138,20 @@ halt_machine() {
   echo "m$i: halted"
 }
 
+# The power cut: SIGKILL to the machine's init ends every process in its PID namespace at once.
+crash_machine() {
+  local i="$1" m pid child
+  m="$(mdir "$i")"
+  [[ -f "$m/nspawn.pid" ]] || return 0
+  pid="$(cat "$m/nspawn.pid")"
+  for child in $(ps --ppid "$pid" -o pid= 2>/dev/null); do kill -KILL "$child" 2>/dev/null || true; done
+  local t=0
+  while kill -0 "$pid" 2>/dev/null && [[ $t -lt 300 ]]; do sleep 0.1; t=$((t + 1)); done
+  kill -0 "$pid" 2>/dev/null && kill -KILL "$pid"
+  rm -f "$m/nspawn.pid"
+  echo "m$i: crashed"
+}
+
 case "$cmd" in
   image) build_image ;;
   up)
@@ -150,9 +165,10 @@ case "$cmd" in
     echo "$NODES" > "$DIR/nodes" ;;
   boot) [[ -n "$DIR" && -n "$MACHINE" ]] || die "boot: --dir and --machine are required"; boot_machine "$MACHINE" ;;
   halt) [[ -n "$DIR" && -n "$MACHINE" ]] || die "halt: --dir and --machine are required"; halt_machine "$MACHINE" ;;
+  crash) [[ -n "$DIR" && -n "$MACHINE" ]] || die "crash: --dir and --machine are required"; crash_machine "$MACHINE" ;;
   wipe)
     [[ -n "$DIR" && -n "$MACHINE" ]] || die "wipe: --dir and --machine are required"
-    halt_machine "$MACHINE"
+    crash_machine "$MACHINE"
     rm -rf "$(mdir "$MACHINE")/upper" "$(mdir "$MACHINE")/data" "$(mdir "$MACHINE")/host_key" "$(mdir "$MACHINE")/host_key.pub"
     # A new instance under the old address has a new host key.
     sed -i "/^$(addr_of "$MACHINE") /d" "$DIR/known_hosts"
