@@ -195,7 +195,7 @@ describe("hostile web on raw TCP, DNS and TLS", () => {
 
   test("DNS: NXDOMAIN (confirmed by a second try) fails as dns; SERVFAIL and no answer wait as deferred", () => {
     expect(refusedCause("http://nx.dnsfail.test/", "dns")).toMatch(/\(dns: ENOTFOUND.*confirmed by a second lookup/);
-    for (const [host, code] of [["servfail.dnsfail.test", /dns: ESERVFAIL/], ["timeout.dnsfail.test", /dns: ETIMEOUT/]] as const) {
+    for (const [host, code] of [["servfail.dnsfail.test", /dns-transient: ESERVFAIL/], ["timeout.dnsfail.test", /dns-transient: ETIMEOUT/]] as const) {
       expect(lines(`http://${host}/`), host).toHaveLength(0);
       const d = deferredHost(host);
       expect(d, host).toBeDefined();

@@ -63,6 +63,7 @@ export function classifyRobotsFailure(errorClass: FetchErrorClass, detail: strin
     case "body-timeout":
     case "total-timeout":
     case "http-protocol":
+    case "dns-transient": // SERVFAIL, timeouts, refused (dns-cache.ts never caches them)
     case "other":
       return "transient";
     case "dns":

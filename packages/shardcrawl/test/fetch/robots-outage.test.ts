@@ -24,6 +24,7 @@ describe("classifyRobotsFailure", () => {
     ["dns", "ESERVFAIL: queryA ESERVFAIL x.test"],
     ["dns", "ETIMEOUT: queryA ETIMEOUT x.test"],
     ["dns", "EAI_AGAIN: getaddrinfo EAI_AGAIN x.test"],
+    ["dns-transient", "ESERVFAIL: queryA ESERVFAIL x.test"],
     ["tls", "during TLS handshake: ECONNRESET: socket hang up"],
   ] as const)("%s (%s) is an outage: wait", (cls, detail) => {
     expect(classifyRobotsFailure(cls, detail)).toBe("transient");
