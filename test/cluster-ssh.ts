@@ -104,7 +104,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   function finish(p: Phase, file: string): VerifyReport {
     must(op(["down", "--cluster", file]), "down");
     must(sh(["sim", "down", "--transport", "netns", "--state", p.state], env), "sim down");
-    return verifyLog(run.simArgs, p.log, { minGapMs: LIVE_DELAY_MS, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains" });
+    return verifyLog(run.simArgs, p.log, { minGapMs: LIVE_DELAY_MS, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains", maxCrawlDelayMs: 300 });
   }
   async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
     const end = Date.now() + timeoutMs;

@@ -55,11 +55,11 @@ describe.skipIf(mountError !== "")("a crawl three times the size of its disk, sh
     const gate = join(dir, "gate");
     writeFileSync(gate, "closed");
     const crawl = startCrawl([
-      "--seeds", seeds, "--out", out, "--scope", "domains", "--delay", "10", "--max-crawl-delay", "200",
+      "--seeds", seeds, "--out", out, "--scope", "domains", "--delay", "10", "--max-crawl-delay", "1000",
       "--fetchers", "1", "--parsers", "1", "--parser-threads", "1", "--fetcher-concurrency", "4",
       // What is fetched when the pause starts is still written: the threshold must hold the parse
       // stage (its bodies wait in out/spool/ on this disk too) plus what is in flight.
-      "--parse-queue-max-bytes", "1500000",
+      "--parse-queue-max-bytes", "600000",
       "--redis-dir", join(dir, "redis-data"),
       "--warc-max-file-bytes", String(256 * 1024),
       "--min-free-disk", "4M",
@@ -81,7 +81,7 @@ describe.skipIf(mountError !== "")("a crawl three times the size of its disk, sh
     rmSync(gate, { force: true });
     run = await crawl.done;
     await sim.stop();
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: 10, maxConcurrency: 1, seedsFile: seeds, scope: "domains" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: 10, maxConcurrency: 1, seedsFile: seeds, scope: "domains", maxCrawlDelayMs: 1000 });
     counters = (JSON.parse(readFileSync(join(out, "summary.json"), "utf8")) as { stats: { counters: Record<string, number> } }).stats.counters;
     logText = run.stderr + filesUnder(join(out, "logs")).map((f) => readFileSync(f, "utf8")).join("\n");
   }, 900_000);

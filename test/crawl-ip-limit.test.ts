@@ -43,7 +43,7 @@ describe("--ip-concurrency across hosts on one address", () => {
     ]);
     await sim.stop();
     inFlight = maxInFlight(readRequestLog(sim.logFile));
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains", politenessKey: "domain" });
+    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200, politenessKey: "domain" });
   }, 300_000);
 
   afterAll(async () => {

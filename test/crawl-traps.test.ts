@@ -41,7 +41,7 @@ describe("a session-id loop on every host", () => {
     seeds = join(dir, "seeds.txt");
     writeSeeds(configArgs, seeds);
     const a = await crawl("defaults", []);
-    const report = verifyLog(configArgs, a.log, { minGapMs: 5, maxConcurrency: 1, seedsFile: seeds, scope: "domains" });
+    const report = verifyLog(configArgs, a.log, { minGapMs: 5, maxConcurrency: 1, seedsFile: seeds, scope: "domains", maxCrawlDelayMs: 100 });
     const counters = (JSON.parse(readFileSync(join(a.out, "summary.json"), "utf8")) as { stats: { counters: Record<string, number> } }).stats.counters;
     withDefaults = { run: a.run, report, counters, log: a.log };
     const b = await crawl("no-strip", ["--strip-params", "none", "--host-page-budget", String(BUDGET), "--max-pages", "2000"]);

@@ -115,7 +115,7 @@ describe("outputs of a real crawl: WET, WAT and a Parquet index DuckDB queries",
   });
 
   test("DuckDB: a per-domain GROUP BY matches simweb's truth", async () => {
-    const expected = world.expected({ seeds: world.seeds(), scope: "domains", userAgent: "shardcrawl/0.1" });
+    const expected = world.expected({ seeds: world.seeds(), scope: "domains", userAgent: "shardcrawl/0.1", maxCrawlDelayMs: 200 });
     const truth = new Map<string, number>();
     for (const u of expected.urls) {
       const d = registrableDomain(new URL(u).hostname);
