@@ -16,7 +16,8 @@ let dir: string;
 let seeds: string;
 
 function crawl(...args: string[]): { code: number | null; stderr: string } {
-  const r = spawnSync(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", ...args], { encoding: "utf8", timeout: 60_000 });
+  // A User-Agent with a contact: without one the node refuses first (exit 78, its own test).
+  const r = spawnSync(process.execPath, [SHARDCRAWL, "crawl", "--progress", "off", "--user-agent", "startup-test/1.0 (ops@example.org)", ...args], { encoding: "utf8", timeout: 60_000 });
   return { code: r.status, stderr: r.stderr };
 }
 
