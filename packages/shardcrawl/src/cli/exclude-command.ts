@@ -38,12 +38,14 @@ export interface ExcludeResult {
   list?: Exclusion[];
 }
 
+export const EXCLUDE_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" } } as const;
+
 export async function runExcludeCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv, strict: true, allowPositionals: true,
-      options: { out: { type: "string" }, redis: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" } },
+      options: EXCLUDE_OPTIONS,
     });
   } catch (err) {
     throw new UsageError(`${(err as Error).message}\n${EXCLUDE_USAGE}`);

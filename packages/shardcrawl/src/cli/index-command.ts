@@ -40,13 +40,15 @@ function findIndexFiles(dir: string, depth: number, out: string[]): void {
   }
 }
 
+export const INDEX_MERGE_OPTIONS = { out: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export async function runIndexCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
   if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") throw new UsageError("");
   if (sub !== "merge") throw new UsageError(`index: unknown subcommand ${JSON.stringify(sub)}`);
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { out: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: INDEX_MERGE_OPTIONS });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
