@@ -9,7 +9,8 @@ const run = (...args: string[]) => spawnSync(process.execPath, [SHARDCRAWL, ...a
 
 const COMMANDS = [
   ["crawl"], ["node"], ["shard"], ["ingest"], ["rehome"], ["status"], ["cluster"], ["cluster", "plan"],
-  ["inspect"], ["inspect", "host"], ["inspect", "url"], ["completion"], ["help"],
+  ["inspect"], ["inspect", "host"], ["inspect", "url"],
+  ["exclude"], ["exclude", "add"], ["index"], ["index", "merge"], ["completion"], ["help"],
 ];
 
 describe("shardcrawl --help", () => {
@@ -52,6 +53,9 @@ describe("shardcrawl --help", () => {
     const r = run("cluster", "plna", "--cluster", "c.yaml");
     expect(r.status).toBe(2);
     expect(r.stderr).toMatch(/did you mean plan\?/);
+    const e = run("exclude", "ad", "example.com", "--out", "o");
+    expect(e.status).toBe(2);
+    expect(e.stderr).toMatch(/did you mean add\?/);
   });
 
   // Each command's own flags, read from its parseArgs options: a suggestion names a flag of that
