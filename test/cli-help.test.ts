@@ -118,6 +118,13 @@ describe("shardcrawl completion", () => {
     expect(r.stdout).toMatch(/compdef _shardcrawl shardcrawl/);
   });
 
+  // zsh is not on the CI image; where it is, the script must at least parse.
+  const hasZsh = spawnSync("zsh", ["-c", "true"]).status === 0;
+  it.skipIf(!hasZsh)("zsh: the script parses (zsh -n)", () => {
+    const r = run("completion", "zsh");
+    expect(spawnSync("zsh", ["-n"], { input: r.stdout, encoding: "utf8" }).status).toBe(0);
+  });
+
   it("an unknown shell is a usage error", () => {
     const r = run("completion", "fish");
     expect(r.status).toBe(2);
