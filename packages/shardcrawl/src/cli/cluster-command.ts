@@ -20,6 +20,9 @@ prometheus prints (or writes to --out) the Prometheus configuration that scrapes
 Prometheus reads the nodes' bearer token (default ${DEFAULT_TOKEN_FILE}).
 `;
 
+export const CLUSTER_PLAN_OPTIONS = { cluster: { type: "string" }, write: { type: "boolean" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+export const CLUSTER_PROMETHEUS_OPTIONS = { cluster: { type: "string" }, out: { type: "string" }, "token-file": { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export function runClusterCommand(argv: string[]): number {
   const [sub, ...rest] = argv;
   if (sub === "--help" || sub === "-h" || sub === undefined) {
@@ -30,7 +33,7 @@ export function runClusterCommand(argv: string[]): number {
   if (sub !== "plan") throw new UsageError(`cluster: unknown subcommand ${JSON.stringify(sub)} (expected plan or prometheus)`);
   let v;
   try {
-    v = parseArgs({ args: rest, strict: true, options: { cluster: { type: "string" }, write: { type: "boolean" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } } }).values;
+    v = parseArgs({ args: rest, strict: true, options: CLUSTER_PLAN_OPTIONS }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
@@ -60,7 +63,7 @@ export function runClusterCommand(argv: string[]): number {
 function runPrometheusCommand(argv: string[]): number {
   let v;
   try {
-    v = parseArgs({ args: argv, strict: true, options: { cluster: { type: "string" }, out: { type: "string" }, "token-file": { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+    v = parseArgs({ args: argv, strict: true, options: CLUSTER_PROMETHEUS_OPTIONS }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

@@ -38,22 +38,28 @@ export interface ExcludeResult {
   list?: Exclusion[];
 }
 
+export const EXCLUDE_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
+
 export async function runExcludeCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv, strict: true, allowPositionals: true,
-      options: { out: { type: "string" }, redis: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" } },
+      options: EXCLUDE_OPTIONS,
     });
   } catch (err) {
-    throw new UsageError(`${(err as Error).message}\n${EXCLUDE_USAGE}`);
+    throw new UsageError((err as Error).message);
   }
   const { values: v, positionals: pos } = parsed;
+  if (v.help) {
+    process.stdout.write(EXCLUDE_USAGE);
+    return 0;
+  }
   const action = pos[0];
-  if (action !== "add" && action !== "remove" && action !== "list") throw new UsageError(`exclude: expected add, remove or list\n${EXCLUDE_USAGE}`);
+  if (action !== "add" && action !== "remove" && action !== "list") throw new UsageError(action === undefined ? "exclude: expected add, remove or list" : `exclude: unknown subcommand ${JSON.stringify(action)} (expected add, remove or list)`);
   const input = pos[1];
-  if (action === "list" ? pos.length !== 1 : pos.length !== 2 || input === undefined) throw new UsageError(`exclude ${action}: ${action === "list" ? "takes no pattern" : "needs exactly one pattern"}\n${EXCLUDE_USAGE}`);
-  if (!v.out && !v.redis) throw new UsageError(`exclude: give --out <dir> or --redis <url>\n${EXCLUDE_USAGE}`);
+  if (action === "list" ? pos.length !== 1 : pos.length !== 2 || input === undefined) throw new UsageError(`exclude ${action}: ${action === "list" ? "takes no pattern" : "needs exactly one pattern"}`);
+  if (!v.out && !v.redis) throw new UsageError("exclude: give --out <dir> or --redis <url>");
   if (input !== undefined) {
     try {
       parseExclusionPattern(input);

@@ -40,17 +40,27 @@ function findIndexFiles(dir: string, depth: number, out: string[]): void {
   }
 }
 
+export const INDEX_MERGE_OPTIONS = { out: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export async function runIndexCommand(argv: string[]): Promise<number> {
   const [sub, ...rest] = argv;
-  if (sub === undefined || sub === "--help" || sub === "-h" || sub === "help") throw new UsageError("");
+  if (sub === undefined) throw new UsageError("");
+  // Asked-for help is an answer: stdout, exit 0.
+  if (sub === "--help" || sub === "-h" || sub === "help") {
+    process.stdout.write(INDEX_USAGE);
+    return 0;
+  }
   if (sub !== "merge") throw new UsageError(`index: unknown subcommand ${JSON.stringify(sub)}`);
   let parsed;
   try {
-    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: { out: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({ args: rest, strict: true, allowPositionals: true, options: INDEX_MERGE_OPTIONS });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
-  if (parsed.values.help) throw new UsageError("");
+  if (parsed.values.help) {
+    process.stdout.write(INDEX_USAGE);
+    return 0;
+  }
   const out = parsed.values.out;
   if (!out) throw new UsageError("index merge: --out <file.parquet> is required");
   if (parsed.positionals.length === 0) throw new UsageError("index merge: name at least one folder or index file");

@@ -41,10 +41,12 @@ function runningPid(out: string): number | null {
   }
 }
 
+export const INGEST_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export async function runIngestCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: { out: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } });
+    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: INGEST_OPTIONS });
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

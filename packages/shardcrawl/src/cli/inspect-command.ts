@@ -87,15 +87,17 @@ export function formatUrlReport(r: UrlReport): string {
   ].join("\n");
 }
 
+export const INSPECT_OPTIONS = {
+  out: { type: "string" }, redis: { type: "string" }, cluster: { type: "string" }, json: { type: "boolean" },
+  recent: { type: "string" }, "scan-bytes": { type: "string" }, "max-scan": { type: "string" }, help: { type: "boolean", short: "h" },
+} as const;
+
 export async function runInspectCommand(argv: string[]): Promise<number> {
   let parsed;
   try {
     parsed = parseArgs({
       args: argv, strict: true, allowPositionals: true,
-      options: {
-        out: { type: "string" }, redis: { type: "string" }, cluster: { type: "string" }, json: { type: "boolean" },
-        recent: { type: "string" }, "scan-bytes": { type: "string" }, "max-scan": { type: "string" }, help: { type: "boolean", short: "h" },
-      },
+      options: INSPECT_OPTIONS,
     });
   } catch (e) {
     throw new UsageError((e as Error).message);

@@ -3,6 +3,7 @@
 // engine as a long-lived node from a config file.
 // Each command's module (and what it pulls in: the node engine, the status server, prom-client...)
 // is imported only when that command runs, so a node process does not pay for the others at start.
+import { parseArgs } from "node:util";
 import { UsageError } from "./flags.js";
 import { StartupError, exitCodeFor } from "../node/exit-codes.js";
 import { UserAgentContactError } from "../node/user-agent-contact.js";
@@ -25,6 +26,7 @@ commands:
   exclude add|remove|list [<domain|host|url-prefix>] [--reason <text>] (--out <dir>|--redis <url>)
                                              the site owner's opt-out list of a running or stopped node
   index merge --out <file> <dirs|files...>   merge capture index files (Parquet) into one sorted file
+  completion bash|zsh                        print a shell completion script (source <(shardcrawl completion bash))
   help [command]                             show help
 
 run "shardcrawl crawl --help" for the crawl flags.
@@ -49,6 +51,7 @@ async function usageOf(cmd: string | undefined): Promise<string> {
     case "inspect": return (await import("./inspect-command.js")).INSPECT_USAGE;
     case "exclude": return (await import("./exclude-command.js")).EXCLUDE_USAGE;
     case "index": return (await import("./index-command.js")).INDEX_USAGE;
+    case "completion": return (await import("./completion-command.js")).COMPLETION_USAGE;
     default: return USAGE;
   }
 }
@@ -77,15 +80,18 @@ async function main(argv: string[]): Promise<number> {
     }
     case "node": {
       const { runNode } = await import("../node/supervisor.js");
-      const arg = (flag: string) => {
-        const i = rest.indexOf(flag);
-        return i >= 0 ? rest[i + 1] : undefined;
-      };
-      const file = arg("--config");
-      const clusterFile = arg("--cluster");
+      const { NODE_OPTIONS } = await import("./command-catalog.js");
+      let v;
+      try {
+        v = parseArgs({ args: rest, strict: true, options: NODE_OPTIONS }).values;
+      } catch (e) {
+        throw new UsageError((e as Error).message);
+      }
+      const file = v.config;
+      const clusterFile = v.cluster;
       if (clusterFile) {
         // One cluster file for every node (docker-compose, systemd): pick this node by name.
-        const name = arg("--name");
+        const name = v.name;
         if (!name) throw new UsageError("node: --cluster <file> needs --name <node>");
         const { loadClusterFile } = await import("./cluster-file.js");
         const node = loadClusterFile(clusterFile).nodes.find((n) => n.name === name);
@@ -112,6 +118,8 @@ async function main(argv: string[]): Promise<number> {
       return (await import("./exclude-command.js")).runExcludeCommand(rest);
     case "index":
       return (await import("./index-command.js")).runIndexCommand(rest);
+    case "completion":
+      return (await import("./completion-command.js")).runCompletionCommand(rest);
     case "help":
     case "--help":
     case "-h":
@@ -131,7 +139,10 @@ main(process.argv.slice(2)).then(
       process.exit(err.exitCode);
     }
     if (err instanceof UsageError) {
-      if (err.message) process.stderr.write(`shardcrawl: ${err.message}\n\n`);
+      const hint = err.message ? await (await import("./suggest.js")).suggestionFor(err.message, process.argv.slice(2)) : undefined;
+      // The hint goes right under the error's first line (some messages carry their command's usage after it).
+      const [first, ...more] = err.message.split("\n");
+      if (err.message) process.stderr.write(`shardcrawl: ${[first, ...(hint ? [`  ${hint}`] : []), ...more].join("\n")}\n\n`);
       process.stderr.write(await usageOf(process.argv[2]));
       process.exit(2);
     }

@@ -35,10 +35,12 @@ function isRunning(out: string): boolean {
   }
 }
 
+export const REHOME_OPTIONS = { out: { type: "string" }, cluster: { type: "string" }, name: { type: "string" }, shard: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export async function runRehomeCommand(argv: string[]): Promise<number> {
   let v;
   try {
-    v = parseArgs({ args: argv, strict: true, options: { out: { type: "string" }, cluster: { type: "string" }, name: { type: "string" }, shard: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+    v = parseArgs({ args: argv, strict: true, options: REHOME_OPTIONS }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

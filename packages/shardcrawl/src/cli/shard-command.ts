@@ -15,10 +15,12 @@ Writes <dir>/<node>.txt with the seeds each node owns (rendezvous hashing over t
 prints how many each got. Nodes of --nodes n are named node0..node<n-1> with weight 1.
 `;
 
+export const SHARD_OPTIONS = { nodes: { type: "string" }, cluster: { type: "string" }, seeds: { type: "string" }, out: { type: "string" }, "shard-key": { type: "string" }, help: { type: "boolean", short: "h" } } as const;
+
 export function runShardCommand(argv: string[]): number {
   let v;
   try {
-    v = parseArgs({ args: argv, strict: true, options: { nodes: { type: "string" }, cluster: { type: "string" }, seeds: { type: "string" }, out: { type: "string" }, "shard-key": { type: "string" }, help: { type: "boolean", short: "h" } } }).values;
+    v = parseArgs({ args: argv, strict: true, options: SHARD_OPTIONS }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }

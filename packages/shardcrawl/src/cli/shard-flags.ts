@@ -10,6 +10,9 @@ export const SHARD_FLAGS_USAGE = `cluster flags:
   --shard-key <domain|host>   shard by registrable domain (default) or by host
 `;
 
+/** The cluster flags as a parseArgs options object, for shell completion and "did you mean". */
+export const SHARD_FLAG_OPTIONS = { shard: { type: "string" }, "shard-key": { type: "string" } } as const;
+
 /** Removes the shard flags from argv; returns the rest and the shard config (if any). */
 export function takeShardFlags(argv: string[]): { rest: string[]; shard?: ShardConfig } {
   const rest: string[] = [];
@@ -19,7 +22,7 @@ export function takeShardFlags(argv: string[]): { rest: string[]; shard?: ShardC
     const a = argv[i]!;
     const eq = a.indexOf("=");
     const name = eq > 0 ? a.slice(0, eq) : a;
-    if (name === "--shard" || name === "--shard-key") {
+    if (name.startsWith("--") && Object.hasOwn(SHARD_FLAG_OPTIONS, name.slice(2))) {
       const value = eq > 0 ? a.slice(eq + 1) : argv[++i];
       if (value === undefined) throw new UsageError(`${name}: a value is required`);
       if (name === "--shard") shardText = value;

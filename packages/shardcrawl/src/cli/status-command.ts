@@ -64,13 +64,15 @@ export function formatStatusTable(rows: NodeStatusRow[]): string {
   return table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n";
 }
 
+export const STATUS_OPTIONS = {
+  cluster: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" }, help: { type: "boolean", short: "h" },
+  serve: { type: "boolean" }, port: { type: "string" }, bind: { type: "string" }, poll: { type: "string" },
+} as const;
+
 export async function runStatusCommand(argv: string[]): Promise<number> {
   let v;
   try {
-    v = parseArgs({ args: argv, strict: true, options: {
-      cluster: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" }, help: { type: "boolean", short: "h" },
-      serve: { type: "boolean" }, port: { type: "string" }, bind: { type: "string" }, poll: { type: "string" },
-    } }).values;
+    v = parseArgs({ args: argv, strict: true, options: STATUS_OPTIONS }).values;
   } catch (e) {
     throw new UsageError((e as Error).message);
   }
