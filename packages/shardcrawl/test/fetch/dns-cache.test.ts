@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
 import { DnsCache, DnsLookupError, type LookupAll } from "../../src/fetch/dns-cache.js";
+import { DnsStatsReporter } from "../../src/fetch/dns-stats.js";
 
 // A resolver over a fixed table (like /etc/hosts) that counts its calls; unknown names fail ENOTFOUND.
 function tableLookup(table: Record<string, string[]>): LookupAll & { calls: string[] } {
@@ -162,5 +163,24 @@ describe("DnsCache", () => {
     expect(cache.size).toBe(2);
     await cache.resolve("1.test"); // evicted first, so looked up again
     expect(lookup.calls.filter((n) => n === "1.test")).toHaveLength(2);
+  });
+});
+
+describe("DnsStatsReporter", () => {
+  it("adds only what moved since the last flush, under the stats-hash fields /metrics reads", async () => {
+    const lookup = tableLookup({ "ok.test": ["192.0.2.70"] });
+    const cache = new DnsCache({ ttlMs: 60_000, timeoutMs: 1_000, lookup });
+    const reporter = new DnsStatsReporter(cache.counters);
+    await cache.resolve("ok.test");
+    await cache.resolve("ok.test");
+    await expect(cache.resolve("gone.test")).rejects.toBeInstanceOf(DnsLookupError);
+    const first = new Map(reporter.take());
+    expect(first.get("dns:lookups")).toBe(2);
+    expect(first.get("dns:hits")).toBe(1);
+    expect(first.get("dnsFail:nxdomain")).toBe(1);
+    expect(first.has("dnsFail:transient")).toBe(false);
+    await cache.resolve("ok.test");
+    expect(reporter.take()).toEqual([["dns:hits", 1]]);
+    expect(reporter.take()).toEqual([]);
   });
 });
