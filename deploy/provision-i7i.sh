@@ -2,23 +2,26 @@
 # Prepares one i7i node (Debian 12, run as root; idempotent: a second run changes nothing and says
 # so): stripes the local NVMe instance disks into /data (Redis AOF and WARC output), sysctl for many
 # sockets, file-descriptor limits, vm.overcommit_memory=1 for Redis forks, Debian's redis-server
-# and tools, a shardcrawl user, log rotation, and the node unit (shardcrawl-node@.service).
+# and tools, a local caching DNS resolver (unbound on 127.0.0.1), a shardcrawl user, log rotation,
+# and the node unit (shardcrawl-node@.service).
 # Node.js >= 20.19 must be at /usr/bin/node (not in Debian 12: install it from your Node.js source).
-# usage: provision-i7i.sh [--check] [--no-nvme] [--no-sysctl] [--help]
+# usage: provision-i7i.sh [--check] [--no-nvme] [--no-sysctl] [--no-unbound] [--help]
 #   --check      change nothing; list what this machine lacks (exit 1 if anything, 0 if nothing)
 #   --dry-run    the same as --check
 #   --no-nvme    leave the disks alone (/data is whatever is mounted there, or the root disk)
 #   --no-sysctl  leave kernel settings alone (containers: /proc/sys is read-only)
+#   --no-unbound no local resolver (machines without Debian's mirror; the nodes then need no dnsServers)
 # Every step is a function below; a step only acts when the machine differs from what it wants.
 set -euo pipefail
 
-CHECK=0 NVME=1 SYSCTL=1
-usage() { sed -n '2,11p' "$0" | sed 's/^# \{0,1\}//'; }
+CHECK=0 NVME=1 SYSCTL=1 UNBOUND=1
+usage() { sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; }
 while [[ $# -gt 0 ]]; do
   case "$1" in
     --check|--dry-run) CHECK=1 ;;
     --no-nvme) NVME=0 ;;
     --no-sysctl) SYSCTL=0 ;;
+    --no-unbound) UNBOUND=0 ;;
     --name) shift ;; # accepted for old callers: the node's name is now the unit instance (shardcrawl-node@<name>)
     --help|-h) usage; exit 0 ;;
     *) echo "provision-i7i.sh: unknown argument '$1'" >&2; exit 2 ;;
@@ -112,6 +115,20 @@ step_packages() {
   fi
 }
 
+step_unbound() {
+  # A local caching resolver (deploy/unbound/shardcrawl.conf): the nodes ask it (dnsServers
+  # ["127.0.0.1"] in the cluster file), so each name goes upstream once per TTL for the whole box.
+  ensure_packages unbound
+  local before=${#CHANGES[@]}
+  ensure_copy "$HERE/unbound/shardcrawl.conf" /etc/unbound/unbound.conf.d/shardcrawl.conf
+  if [[ ${#CHANGES[@]} -gt $before && "$CHECK" == 0 ]]; then
+    unbound-checkconf >/dev/null || { echo "provision-i7i.sh: unbound rejects its configuration (see unbound-checkconf)" >&2; exit 1; }
+    systemctl restart unbound.service
+  fi
+  if ! systemctl is-enabled --quiet unbound.service 2>/dev/null; then change "unbound.service enabled" systemctl enable --now --quiet unbound.service; fi
+  if ! systemctl is-active --quiet unbound.service 2>/dev/null; then change "unbound.service running" systemctl start unbound.service; fi
+}
+
 step_user() {
   id shardcrawl >/dev/null 2>&1 || change "user shardcrawl" useradd --system --home-dir /opt/shardcrawl --no-create-home --shell /usr/sbin/nologin shardcrawl
   local d
@@ -142,6 +159,7 @@ if [[ "$NVME" == 1 ]]; then step_nvme; fi
 if [[ "$SYSCTL" == 1 ]]; then step_sysctl; fi
 step_limits
 step_packages
+if [[ "$UNBOUND" == 1 ]]; then step_unbound; fi
 step_user
 step_logs
 step_unit

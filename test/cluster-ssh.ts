@@ -128,11 +128,11 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       // A cluster file naming the machines, for the commands that run before the crawl's own.
       const pre = join(dir, "machines.yaml");
       writeFileSync(pre, JSON.stringify({ nodes: hosts.map((host, i) => ({ name: `node${i}`, host })) }));
-      const prov = ["provision", "--cluster", pre, "--provision-args", "--no-nvme --no-sysctl"];
-      checkFresh = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl"]);
+      const prov = ["provision", "--cluster", pre, "--provision-args", "--no-nvme --no-sysctl --no-unbound"];
+      checkFresh = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl --no-unbound"]);
       provision1 = op(prov);
       provision2 = op(prov);
-      checkAfter = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl"]);
+      checkAfter = op(["provision", "--cluster", pre, "--provision-args", "--check --no-nvme --no-sysctl --no-unbound"]);
       installed = op(["install", "--cluster", pre, "--build-id", "build-a"]);
       if (installed.code !== 0) throw new Error(`install failed: ${installed.stdout}\n${installed.stderr}`);
       run = runCluster({ transport: "ssh", dir, env: sshEnv, operatorNs: hub, simAddress: `${net}.0.1`, nodeHosts: hosts });
@@ -281,7 +281,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       const tLoss = Date.now();
       must(machines(["wipe", "--machine", "2"]), "wipe");
       must(machines(["boot", "--machine", "2", "--bind-ro", state]), "boot a fresh machine");
-      const replaced = op(["replace", "--cluster", p.file, "--node", lost, "--archive", archive, "--provision-args", "--no-nvme --no-sysctl", "--build-id", "build-c"]);
+      const replaced = op(["replace", "--cluster", p.file, "--node", lost, "--archive", archive, "--provision-args", "--no-nvme --no-sysctl --no-unbound", "--build-id", "build-c"]);
       expect(replaced.code, replaced.stdout + replaced.stderr).toBe(0);
       const tBack = Date.now();
       await until("the replaced node answers /status", () => statusRows(p.file).find((r) => r.node === lost)?.up === true);

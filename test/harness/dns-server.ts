@@ -3,7 +3,8 @@
 import { createSocket, type Socket } from "node:dgram";
 import dnsPacket from "dns-packet";
 
-export type DnsAnswer = { addresses: string[] } | "nxdomain" | "servfail" | "silent";
+/** `ttl`: the records' TTL in seconds (default 60). */
+export type DnsAnswer = { addresses: string[]; ttl?: number } | "nxdomain" | "servfail" | "silent";
 
 export interface TestDnsServer {
   port: number;
@@ -42,7 +43,7 @@ export async function startDnsServer(answer: (name: string) => DnsAnswer): Promi
       reply = dnsPacket.encode({
         ...base,
         flags: dnsPacket.RECURSION_DESIRED | dnsPacket.RECURSION_AVAILABLE,
-        answers: addrs.map((data) => ({ type: family === 6 ? ("AAAA" as const) : ("A" as const), name: q.name, ttl: 60, class: "IN" as const, data })),
+        answers: addrs.map((data) => ({ type: family === 6 ? ("AAAA" as const) : ("A" as const), name: q.name, ttl: a.ttl ?? 60, class: "IN" as const, data })),
       });
     }
     socket.send(reply, rinfo.port, rinfo.address);

@@ -34,6 +34,10 @@ export const CRAWL_USAGE = `usage: shardcrawl crawl --seeds <file> --out <dir> [
   --connect-to <H1:P1:H2:P2>  curl's meaning, repeatable; empty H1 or P1 matches any
   --resolve <host:port:addr>  static DNS answer, repeatable
   --dns-server <ip[:port]>    ask this DNS server instead of the system resolver, repeatable
+  --dns-min-ttl <ms>          shortest time a DNS answer is kept, whatever its record TTL (default 30000)
+  --dns-max-ttl <ms>          longest time a DNS answer is kept (default 3600000); without --dns-server
+                              there is no record TTL and answers are kept 5 minutes
+  --dns-concurrency <n>       DNS lookups in flight per fetcher; more wait in a bounded queue (default 64)
   --allow-private             permit loopback and private destinations (refused by default)
   --scope <domains|hosts|any> stay inside the seeds' registrable domains (default), hosts, or go anywhere
   --ca-file <pem>             an extra trusted CA
@@ -126,6 +130,9 @@ export const CRAWL_OPTIONS = {
   "connect-to": { type: "string", multiple: true },
   resolve: { type: "string", multiple: true },
   "dns-server": { type: "string", multiple: true },
+  "dns-min-ttl": { type: "string" },
+  "dns-max-ttl": { type: "string" },
+  "dns-concurrency": { type: "string" },
   "allow-private": { type: "boolean" },
   scope: { type: "string" },
   "ca-file": { type: "string" },
@@ -218,6 +225,9 @@ export function parseCrawlFlags(argv: string[]): NodeConfig {
   c.connectTo = v["connect-to"] ?? [];
   c.resolve = v.resolve ?? [];
   c.dnsServers = v["dns-server"] ?? [];
+  c.dnsMinTtlMs = int("dns-min-ttl", v["dns-min-ttl"]) ?? c.dnsMinTtlMs;
+  c.dnsMaxTtlMs = int("dns-max-ttl", v["dns-max-ttl"]) ?? c.dnsMaxTtlMs;
+  c.dnsConcurrency = int("dns-concurrency", v["dns-concurrency"]) ?? c.dnsConcurrency;
   c.allowPrivate = v["allow-private"] ?? false;
   if (v.scope !== undefined) c.scope = v.scope as Scope;
   if (v["ca-file"] !== undefined) c.caFile = v["ca-file"];

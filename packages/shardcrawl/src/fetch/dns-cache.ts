@@ -1,19 +1,28 @@
 // A bounded DNS cache around dns.lookup with positive and negative TTLs, a lookup timeout and
-// coalescing of concurrent lookups for the same name. (undici's dns interceptor caches too, but it
+// coalescing of concurrent lookups for the same name, and a bound on lookups in flight (a full
+// wait queue fails the lookup as transient: it never grows without bound). (undici's dns interceptor caches too, but it
 // resolves inside the dispatch chain, where we could not see or veto the addresses it picks.)
 import { lookup as dnsLookup } from "node:dns/promises";
 
 export interface LookupAddress {
   address: string;
   family: number;
+  /** Record TTL in seconds, when the resolver reports one (c-ares does; getaddrinfo does not). */
+  ttl?: number;
 }
 
 /** Resolves a name to all its addresses; rejects with an Error carrying a `code` (ENOTFOUND ...). */
 export type LookupAll = (hostname: string) => Promise<LookupAddress[]>;
 
 export interface DnsCacheOptions {
-  /** How long a successful answer is reused. */
+  /** How long a successful answer is reused when the resolver gives no record TTL (getaddrinfo). */
   ttlMs: number;
+  /** Record TTLs are clamped to [minTtlMs, maxTtlMs] (defaults 30 s and 1 h). */
+  minTtlMs?: number;
+  maxTtlMs?: number;
+  /** Resolver calls in flight at once (default 64); more wait in a queue of maxQueued (default 4096). */
+  concurrency?: number;
+  maxQueued?: number;
   /** How long a failure is remembered (default: ttlMs). */
   negativeTtlMs?: number;
   /** Give up waiting for one lookup after this long (the getaddrinfo call itself cannot be cancelled). */
@@ -50,6 +59,20 @@ export function isPermanentDnsFailure(code: string): boolean {
   return PERMANENT_DNS_CODES.has(code);
 }
 
+/** Counters for /metrics (the fetcher adds them to the node's stats hash). */
+export interface DnsCounters {
+  /** Resolver calls made (cache misses). */
+  lookups: number;
+  /** Answers served from the cache (positive or negative). */
+  hits: number;
+  /** Failed lookups: the name has no address (NXDOMAIN, NODATA). */
+  nxdomain: number;
+  /** Failed lookups: SERVFAIL, timeout, refused, a full queue. */
+  transient: number;
+  /** Summed time of finished resolver calls (ms): over `lookups`, the mean lookup time. */
+  lookupMs: number;
+}
+
 type Entry = { expiresAt: number; addresses: string[] } | { expiresAt: number; error: DnsLookupError };
 
 const defaultLookup: LookupAll = (hostname) => dnsLookup(hostname, { all: true, verbatim: true });
@@ -60,13 +83,28 @@ export class DnsCache {
   private readonly lookupFn: LookupAll;
   private readonly now: () => number;
   private readonly maxEntries: number;
-  /** Resolver calls made (cache misses), for tests and metrics. */
-  lookups = 0;
+  private readonly concurrency: number;
+  private readonly maxQueued: number;
+  private active = 0;
+  private readonly waiting: Array<() => void> = [];
+  readonly counters: DnsCounters = { lookups: 0, hits: 0, nxdomain: 0, transient: 0, lookupMs: 0 };
 
   constructor(private readonly opts: DnsCacheOptions) {
     this.lookupFn = opts.lookup ?? defaultLookup;
     this.now = opts.now ?? Date.now;
     this.maxEntries = opts.maxEntries ?? 10_000;
+    this.concurrency = Math.max(1, opts.concurrency ?? 64);
+    this.maxQueued = Math.max(0, opts.maxQueued ?? 4096);
+  }
+
+  /** Resolver calls made (cache misses). */
+  get lookups(): number {
+    return this.counters.lookups;
+  }
+
+  /** Resolver calls waiting for a free slot. */
+  get queued(): number {
+    return this.waiting.length;
   }
 
   /** All addresses of `hostname`, in resolver order; rejects with DnsLookupError. */
@@ -78,6 +116,7 @@ export class DnsCache {
     const cached = this.entries.get(name);
     if (cached !== undefined) {
       if (cached.expiresAt > this.now()) {
+        this.counters.hits++;
         if ("error" in cached) throw cached.error;
         return cached.addresses;
       }
@@ -96,17 +135,47 @@ export class DnsCache {
   }
 
   private async lookupAndStore(name: string): Promise<string[]> {
-    this.lookups++;
+    this.counters.lookups++;
     try {
-      const answers = await withTimeout(this.lookupFn(name), this.opts.timeoutMs, name);
+      // The timeout covers the wait for a slot too: a backed-up resolver fails fast as transient.
+      const answers = await withTimeout(this.limited(name), this.opts.timeoutMs, name);
       const addresses = [...new Set(answers.map((a) => a.address))];
       if (addresses.length === 0) throw new DnsLookupError(name, "ENODATA", `${name}: no addresses`);
-      this.store(name, { expiresAt: this.now() + this.opts.ttlMs, addresses });
+      this.store(name, { expiresAt: this.now() + this.answerTtlMs(answers), addresses });
       return addresses;
     } catch (err) {
       const error = toDnsError(name, err);
-      if (isPermanentDnsFailure(error.code)) this.store(name, { expiresAt: this.now() + (this.opts.negativeTtlMs ?? this.opts.ttlMs), error });
+      if (isPermanentDnsFailure(error.code)) {
+        this.counters.nxdomain++;
+        this.store(name, { expiresAt: this.now() + (this.opts.negativeTtlMs ?? this.opts.ttlMs), error });
+      } else this.counters.transient++;
       throw error;
+    }
+  }
+
+  /** The shortest record TTL of the answer, clamped; the fixed TTL when the resolver gave none. */
+  private answerTtlMs(answers: LookupAddress[]): number {
+    const ttls = answers.map((a) => a.ttl).filter((t): t is number => typeof t === "number" && Number.isFinite(t));
+    if (ttls.length === 0) return this.opts.ttlMs;
+    const min = this.opts.minTtlMs ?? 30_000;
+    const max = Math.max(min, this.opts.maxTtlMs ?? 3_600_000);
+    return Math.min(max, Math.max(min, Math.min(...ttls) * 1000));
+  }
+
+  /** One resolver call, run when fewer than `concurrency` are in flight; the slot is held until the call itself settles. */
+  private async limited(name: string): Promise<LookupAddress[]> {
+    if (this.active < this.concurrency) this.active++;
+    else if (this.waiting.length >= this.maxQueued) {
+      throw new DnsLookupError(name, "EQUEUEFULL", `${name}: resolver busy (${this.active} lookups in flight, ${this.waiting.length} waiting)`);
+    } else await new Promise<void>((resolve) => this.waiting.push(resolve)); // the releasing call hands its slot over
+    const started = Date.now();
+    try {
+      return await this.lookupFn(name);
+    } finally {
+      this.counters.lookupMs += Date.now() - started;
+      const next = this.waiting.shift();
+      if (next) next();
+      else this.active--;
     }
   }
 

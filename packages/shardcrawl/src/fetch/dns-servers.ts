@@ -27,14 +27,16 @@ export function checkDnsServers(servers: readonly string[]): string[] {
 export function dnsServerLookup(servers: readonly string[], connectMs: number): LookupAll {
   const bad = checkDnsServers(servers);
   if (bad.length > 0) throw new RangeError(bad.join("; "));
-  // One try per query: the DnsCache above applies its own timeout too and caches failures.
-  const resolver = new Resolver({ timeout: Math.max(100, Math.round(connectMs / 2)), tries: 1 });
+  // Two tries: one lost UDP packet should not cost a fetch. c-ares doubles the timeout for the
+  // second try, so both fit in half the budget (t + 2t); the DnsCache's own timeout still bounds it.
+  const resolver = new Resolver({ timeout: Math.max(100, Math.round(connectMs / 6)), tries: 2 });
   resolver.setServers([...servers]);
   return async (hostname) => {
-    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname, { ttl: true }), resolver.resolve6(hostname, { ttl: true })]);
     const out: LookupAddress[] = [];
-    if (v4.status === "fulfilled") for (const address of v4.value) out.push({ address, family: 4 });
-    if (v6.status === "fulfilled") for (const address of v6.value) out.push({ address, family: 6 });
+    // The record TTLs go up to the DnsCache, which keeps the answer that long (clamped).
+    if (v4.status === "fulfilled") for (const { address, ttl } of v4.value) out.push({ address, family: 4, ttl });
+    if (v6.status === "fulfilled") for (const { address, ttl } of v6.value) out.push({ address, family: 6, ttl });
     if (out.length > 0) return out;
     // No address at all: report the more telling error (a name with only AAAA gives ENODATA for A).
     const errs = [v4, v6].flatMap((r) => (r.status === "rejected" ? [r.reason as Error & { code?: string }] : []));

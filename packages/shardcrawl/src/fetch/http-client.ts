@@ -49,6 +49,11 @@ export interface HttpClientOptions {
   maxHeaderBytes?: number;
   dnsCacheTtlMs?: number;
   dnsNegativeTtlMs?: number;
+  /** Clamp for record TTLs (resolvers that report them: --dns-server). */
+  dnsMinTtlMs?: number;
+  dnsMaxTtlMs?: number;
+  /** Resolver calls in flight at once. */
+  dnsConcurrency?: number;
   /** Resolver under the DNS cache (default dns.lookup). */
   dnsLookup?: LookupAll;
   acceptEncoding?: string;
@@ -153,6 +158,9 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     ttlMs: opts.dnsCacheTtlMs ?? 5 * 60_000,
     negativeTtlMs: opts.dnsNegativeTtlMs ?? opts.dnsCacheTtlMs ?? 60_000,
     timeoutMs: timeouts.dnsMs,
+    ...(opts.dnsMinTtlMs !== undefined ? { minTtlMs: opts.dnsMinTtlMs } : {}),
+    ...(opts.dnsMaxTtlMs !== undefined ? { maxTtlMs: opts.dnsMaxTtlMs } : {}),
+    ...(opts.dnsConcurrency !== undefined ? { concurrency: opts.dnsConcurrency } : {}),
     ...(opts.dnsLookup ? { lookup: opts.dnsLookup } : {}),
   });
   const connections = newConnectionCounters();

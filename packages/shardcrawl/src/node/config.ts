@@ -63,6 +63,11 @@ export interface NodeConfig {
   resolve: string[];
   /** DNS servers ("ip" or "ip:port") asked instead of the system resolver (getaddrinfo); empty = system. */
   dnsServers: string[];
+  /** Record TTLs (from --dns-server answers) are clamped to [dnsMinTtlMs, dnsMaxTtlMs]. */
+  dnsMinTtlMs: number;
+  dnsMaxTtlMs: number;
+  /** Resolver calls in flight at once per fetcher; more wait in a bounded queue. */
+  dnsConcurrency: number;
   allowPrivate: boolean;
   scope: Scope;
   caFile?: string;
@@ -204,6 +209,9 @@ export function defaultConfig(): NodeConfig {
     connectTo: [],
     resolve: [],
     dnsServers: [],
+    dnsMinTtlMs: 30_000,
+    dnsMaxTtlMs: 3600_000,
+    dnsConcurrency: 64,
     allowPrivate: false,
     scope: "domains",
     maxPageBytes: 2 * 1024 * 1024,
@@ -360,6 +368,9 @@ export function validateConfig(c: NodeConfig): string[] {
   if (c.recrawl) errors.push(...validateRecrawlConfig(c.recrawl));
   errors.push(...validateLogSettings({ level: c.logLevel, maxBytes: c.logMaxBytes, files: c.logFiles }));
   errors.push(...checkDnsServers(c.dnsServers));
+  if (!Number.isSafeInteger(c.dnsMinTtlMs) || c.dnsMinTtlMs < 0) errors.push(`dnsMinTtlMs: expected milliseconds >= 0, got ${JSON.stringify(c.dnsMinTtlMs)}`);
+  if (!Number.isSafeInteger(c.dnsMaxTtlMs) || c.dnsMaxTtlMs < c.dnsMinTtlMs) errors.push(`dnsMaxTtlMs: expected milliseconds >= dnsMinTtlMs (${c.dnsMinTtlMs}), got ${JSON.stringify(c.dnsMaxTtlMs)}`);
+  if (!Number.isSafeInteger(c.dnsConcurrency) || c.dnsConcurrency < 1) errors.push(`dnsConcurrency: expected an integer >= 1, got ${JSON.stringify(c.dnsConcurrency)}`);
   return errors;
 }
 

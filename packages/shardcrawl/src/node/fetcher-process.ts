@@ -24,6 +24,7 @@ import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
+import { DnsStatsReporter } from "../fetch/dns-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchErrorClass, Lease, PageLogLine } from "../shared/types.js";
@@ -53,6 +54,9 @@ async function main(): Promise<void> {
     allowPrivate: config.allowPrivate,
     caFile: config.caFile,
     ...(config.dnsServers.length > 0 ? { dnsLookup: dnsServerLookup(config.dnsServers, config.timeouts.connectMs) } : {}),
+    dnsMinTtlMs: config.dnsMinTtlMs,
+    dnsMaxTtlMs: config.dnsMaxTtlMs,
+    dnsConcurrency: config.dnsConcurrency,
     timeouts: config.timeouts,
     maxBodyBytes: config.maxPageBytes,
     connectionsPerOrigin: Math.max(1, config.hostConcurrency),
@@ -289,6 +293,7 @@ async function main(): Promise<void> {
   // Blocked time per reason, flushed to the stats hash (blockedMs:<reason>) about once a second.
   const blocked = new Map<string, number>();
   const connectionStats = new ConnectionStatsReporter(client.connections);
+  const dnsStats = new DnsStatsReporter(client.dns.counters);
   let lastFlush = Date.now();
   async function flushBlocked(force = false): Promise<void> {
     if (!force && Date.now() - lastFlush < BLOCKED_FLUSH_MS) return;
@@ -296,6 +301,7 @@ async function main(): Promise<void> {
     for (const [reason, ms] of blocked) await frontier.count(`blockedMs:${reason}`, ms);
     blocked.clear();
     for (const [field, n] of connectionStats.take()) await frontier.count(field, n);
+    for (const [field, n] of dnsStats.take()) await frontier.count(field, n);
   }
   let quotaSaid = false;
 

@@ -77,6 +77,7 @@ const LABELLED: Array<[string, string, string, string, number]> = [
   ["dropped:", "shardcrawl_frontier_rejected_total", "New URLs refused by a queue cap, the host page budget or the hosts-per-domain cap, by reason.", "reason", 1],
   ["trap:", "shardcrawl_trap_defence_total", "Links changed by a spider-trap defence in normalization (params-stripped: session-id or tracking parameters removed).", "defence", 1],
   ["filtered:", "shardcrawl_frontier_filtered_total", "URLs refused by the spider-trap URL filter chain, by reason.", "reason", 1],
+  ["dnsFail:", "shardcrawl_dns_failures_total", "Failed DNS resolver calls, by class (nxdomain: the name has no address; transient: SERVFAIL, timeout, busy).", "class", 1],
 ];
 
 /** Plain counters straight from a stats field. */
@@ -94,6 +95,8 @@ const PLAIN: Array<[string, string, string]> = [
   ["conn:opened", "shardcrawl_connections_opened_total", "TCP connections opened by fetchers (HTTP and HTTPS)."],
   ["tls:handshakes", "shardcrawl_tls_handshakes_total", "Full TLS handshakes (no session resumed)."],
   ["tls:resumed", "shardcrawl_tls_session_reuses_total", "TLS handshakes that resumed a cached session."],
+  ["dns:lookups", "shardcrawl_dns_lookups_total", "DNS resolver calls made by fetchers (cache misses)."],
+  ["dns:hits", "shardcrawl_dns_cache_hits_total", "DNS answers (positive or negative) served from the fetchers' caches."],
   ["outboxLinks", "shardcrawl_outbox_links_total", "Links owned by other nodes, written to the outbox (cluster)."],
   ["lowDiskPauses", "shardcrawl_low_disk_pauses_total", "Pauses of leasing because free space fell below --min-free-disk."],
   ["diskPauses", "shardcrawl_disk_pause_resumes_total", "Disk pauses that ended (space back above the resume level)."],
@@ -132,6 +135,7 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
     for (const [k, v] of Object.entries(c)) if (k.startsWith(prefix)) inc(m, v * scale, { [lname]: k.slice(prefix.length) });
   }
   for (const [k, name, help] of PLAIN) inc(counter(name, help), c[k] ?? 0);
+  inc(counter("shardcrawl_dns_lookup_seconds_total", "Time spent in DNS resolver calls (over shardcrawl_dns_lookups_total: the mean lookup time)."), (c["dns:lookupMs"] ?? 0) / 1000);
   const retries = c.retries ?? 0;
   const attempts = retries + (c.fetched ?? 0) + (c.failed ?? 0);
   set("shardcrawl_fetch_retry_ratio", "Retries over all attempts since the crawl started.", attempts > 0 ? retries / attempts : 0);

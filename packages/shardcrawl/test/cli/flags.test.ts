@@ -41,6 +41,15 @@ describe("crawl flags (a contract outside tests rely on)", () => {
     expect(c.timeouts).toEqual({ connectMs: 3000, headersMs: 3000, bodyMs: 3000, totalMs: 3000 });
   });
 
+  it("parse the DNS TTL clamp and resolver concurrency, and refuse a max below the min", () => {
+    const c = parseCrawlFlags(["--out", "o", "--dns-min-ttl", "5000", "--dns-max-ttl", "600000", "--dns-concurrency", "8"]);
+    expect([c.dnsMinTtlMs, c.dnsMaxTtlMs, c.dnsConcurrency]).toEqual([5000, 600000, 8]);
+    const d = parseCrawlFlags(["--out", "o"]);
+    expect([d.dnsMinTtlMs, d.dnsMaxTtlMs, d.dnsConcurrency]).toEqual([30_000, 3600_000, 64]);
+    expect(() => parseCrawlFlags(["--out", "o", "--dns-min-ttl", "60000", "--dns-max-ttl", "1000"])).toThrow(/dnsMaxTtlMs/);
+    expect(() => parseCrawlFlags(["--out", "o", "--dns-concurrency", "0"])).toThrow(/dns-?[cC]oncurrency/);
+  });
+
   it("--derivatives takes a list of wet, wat, index, or all / none", () => {
     expect(parseCrawlFlags(["--out", "o"]).derivatives).toEqual([]);
     expect(parseCrawlFlags(["--out", "o", "--derivatives", "wat,wet,wat"]).derivatives).toEqual(["wat", "wet"]);

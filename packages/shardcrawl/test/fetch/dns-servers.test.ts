@@ -47,8 +47,8 @@ describe("dns-server settings", () => {
 describe("lookups through a DNS server", () => {
   it("resolves A and AAAA answers", async () => {
     const lookup = dnsServerLookup([dns.address], 500);
-    expect(await lookup("ok.test")).toEqual([{ address: "127.0.0.1", family: 4 }]);
-    expect(await lookup("v6only.test")).toEqual([{ address: "::1", family: 6 }]);
+    expect(await lookup("ok.test")).toEqual([{ address: "127.0.0.1", family: 4, ttl: 60 }]);
+    expect(await lookup("v6only.test")).toEqual([{ address: "::1", family: 6, ttl: 60 }]);
     expect(dns.questions).toEqual(expect.arrayContaining(["ok.test A", "ok.test AAAA"]));
   });
 

@@ -46,7 +46,7 @@ describe("pressure metrics", () => {
   it("render pages and bytes by outcome, errors by class, TLS, processes, loop lag and the bottleneck", async () => {
     const text = await renderMetrics({
       node: "n1",
-      stats: { ...stats, counters: { ...stats.counters, "page:2xx": 8, "page:robots-disallowed": 2, "pageBytes:2xx": 8000, "err:dns": 1, "parseErr:decode-bomb": 1, "tls:handshakes": 4, "tls:resumed": 3, "conn:opened": 9 } },
+      stats: { ...stats, counters: { ...stats.counters, "page:2xx": 8, "page:robots-disallowed": 2, "pageBytes:2xx": 8000, "err:dns": 1, "parseErr:decode-bomb": 1, "tls:handshakes": 4, "tls:resumed": 3, "conn:opened": 9, "dns:lookups": 12, "dns:hits": 30, "dnsFail:nxdomain": 2, "dnsFail:transient": 1, "dns:lookupMs": 600 } },
       processes: [{ process: "fetcher-0", pid: 10, cpuSeconds: 1.25, rssBytes: 5e7 }],
       eventLoop: [{ process: "supervisor", meanSeconds: 0.001, maxSeconds: 0.02 }],
       restarts: 2, fetchCapacity: 512, bottleneck: { stage: "parse" },
@@ -57,7 +57,8 @@ describe("pressure metrics", () => {
       'shardcrawl_parse_errors_total{node="n1",class="decode-bomb"} 1', 'shardcrawl_tls_handshakes_total{node="n1"} 4',
       'shardcrawl_tls_session_reuses_total{node="n1"} 3', 'shardcrawl_connections_opened_total{node="n1"} 9', 'shardcrawl_process_cpu_seconds_total{node="n1",process="fetcher-0"} 1.25',
       'shardcrawl_process_resident_memory_bytes{node="n1",process="fetcher-0"} 50000000', 'shardcrawl_event_loop_lag_max_seconds{node="n1",process="supervisor"} 0.02',
-      'shardcrawl_child_restarts_total{node="n1"} 2', 'shardcrawl_fetch_capacity_requests{node="n1"} 512', 'shardcrawl_bottleneck_stage{node="n1",stage="parse"} 1',
+      'shardcrawl_child_restarts_total{node="n1"} 2', 'shardcrawl_dns_lookups_total{node="n1"} 12', 'shardcrawl_dns_cache_hits_total{node="n1"} 30',
+      'shardcrawl_dns_failures_total{node="n1",class="nxdomain"} 2', 'shardcrawl_dns_failures_total{node="n1",class="transient"} 1', 'shardcrawl_dns_lookup_seconds_total{node="n1"} 0.6', 'shardcrawl_fetch_capacity_requests{node="n1"} 512', 'shardcrawl_bottleneck_stage{node="n1",stage="parse"} 1',
     ]) expect(text).toContain(line);
   });
 });

@@ -90,7 +90,7 @@ describe("the shipped cluster files", () => {
     const root = join(import.meta.dirname, "../../../..");
     const fleet = loadClusterFile(join(root, "deploy/cluster.fleet.yaml"));
     expect(fleet.nodes.map((n) => n.name)).toEqual(Array.from({ length: 12 }, (_, i) => `n${String(i + 1).padStart(2, "0")}`));
-    expect(fleet.nodes[0]!.config).toMatchObject({ fetchers: 9, parsers: 6, delayMs: 70_000, redisMaxMemoryBytes: 80 * 2 ** 30, exitWhenDone: false, derivatives: ["wet", "wat", "index"] });
+    expect(fleet.nodes[0]!.config).toMatchObject({ fetchers: 9, parsers: 6, delayMs: 70_000, redisMaxMemoryBytes: 80 * 2 ** 30, exitWhenDone: false, derivatives: ["wet", "wat", "index"], dnsServers: ["127.0.0.1"] });
     expect(loadClusterFile(join(root, "deploy/cluster.compose.yaml")).nodes.length).toBe(3);
   });
 });
