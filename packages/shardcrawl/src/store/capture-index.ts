@@ -10,12 +10,12 @@
 // snappy built in, and it writes a 10,000-row index in tens of milliseconds (BENCHMARKS.md). The
 // alternatives: @dsnp/parquetjs (a fork of the abandoned parquetjs, row-at-a-time, a dozen
 // dependencies) and parquet-wasm / DuckDB (native or WASM binaries of tens of MB in every node).
-import { open, rename, unlink } from "node:fs/promises";
+import { open, rename } from "node:fs/promises";
 import { asyncBufferFromFile, parquetMetadataAsync, parquetReadObjects } from "hyparquet";
 import { type ColumnSource, fileWriter, ParquetWriter, parquetWriteBuffer, type SchemaElement } from "hyparquet-writer";
 import { hostOf } from "../url/normalize.js";
 import { registrableDomain } from "../url/scope.js";
-import { surtKey } from "./cdxj.js";
+import { surtKey, writeWholeFile } from "./cdxj.js";
 
 /** What the parser knows about a capture before the writer places it. */
 export interface CaptureFields {
@@ -114,25 +114,9 @@ export function captureIndexBytes(rows: CaptureRow[]): Uint8Array {
   );
 }
 
-/** Writes bytes to `<path>.tmp`, fsyncs and renames, so a reader never sees half a file. */
-async function writeWhole(path: string, bytes: Uint8Array): Promise<void> {
-  const tmp = `${path}.tmp`;
-  const fh = await open(tmp, "w");
-  try {
-    await fh.writeFile(bytes);
-    await fh.sync();
-  } catch (err) {
-    await fh.close().catch(() => undefined);
-    await unlink(tmp).catch(() => undefined);
-    throw err;
-  }
-  await fh.close();
-  await rename(tmp, path);
-}
-
 /** Sorts `rows` and writes them as a Parquet file (via .tmp + rename). */
 export async function writeCaptureIndex(path: string, rows: CaptureRow[]): Promise<void> {
-  await writeWhole(path, captureIndexBytes(rows));
+  await writeWholeFile(path, captureIndexBytes(rows));
 }
 
 type ParquetRow = Record<string, unknown>;

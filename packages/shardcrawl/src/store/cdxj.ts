@@ -91,15 +91,14 @@ export function cdxjNameFor(warcFileName: string): string {
 }
 
 /**
- * Writes the sorted index next to its WARC file: to `<path>.tmp`, fsync, then rename, so a reader
- * never sees a half-written index (a crash leaves at most a .tmp that repair removes).
+ * Writes `bytes` to `<path>.tmp`, fsyncs, then renames, so a reader never sees a half-written file
+ * (a crash leaves at most a .tmp that repair removes). The CDXJ and Parquet indexes are written so.
  */
-export async function writeCdxjFile(path: string, lines: string[]): Promise<void> {
+export async function writeWholeFile(path: string, bytes: string | Uint8Array): Promise<void> {
   const tmp = `${path}.tmp`;
-  const text = sortCdxjLines(lines).map((l) => `${l}\n`).join("");
   const fh = await open(tmp, "w");
   try {
-    await fh.writeFile(text, "utf8");
+    await fh.writeFile(bytes);
     await fh.sync();
   } catch (err) {
     await fh.close().catch(() => undefined);
@@ -108,4 +107,9 @@ export async function writeCdxjFile(path: string, lines: string[]): Promise<void
   }
   await fh.close();
   await rename(tmp, path);
+}
+
+/** Writes the sorted index next to its WARC file (writeWholeFile). */
+export async function writeCdxjFile(path: string, lines: string[]): Promise<void> {
+  await writeWholeFile(path, sortCdxjLines(lines).map((l) => `${l}\n`).join(""));
 }
