@@ -8,18 +8,18 @@
 // auto-pipelined command paid for our 18 scripts in that copy too. A script call is written at
 // once, like MULTI and other commands ioredis never auto-pipelines.
 //
-// The build copies only .ts files, so the .lua files are read from the source tree: from
-// dist/frontier/ and from src/frontier/ alike, "../../src/frontier/lua/" resolves to
-// packages/shardcrawl/src/frontier/lua/. Scripts that touch host state get lua/lib.lua prepended,
-// so shared logic (add links, release a lease, ready schedule) exists once yet each operation is
-// still ONE script.
+// This is the only way the code runs Lua: every script of the node lives in lua/ beside this
+// file, and the build copies lua/ into dist/frontier/lua/ (scripts/copy-assets.mjs), so the
+// scripts are read from beside the running module, src/ or dist/ alike. Scripts that touch host
+// state get lua/lib.lua prepended, so shared logic (add links, release a lease, ready schedule)
+// exists once yet each operation is still ONE script.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { Command, type Redis } from "ioredis";
 import { MAX_TIER } from "../shared/types.js";
 import { SHED_LOG_MAX } from "./keys.js";
 
-const LUA_DIR = new URL("../../src/frontier/lua/", import.meta.url);
+const LUA_DIR = new URL("./lua/", import.meta.url);
 
 /** Script name -> whether it includes lib.lua ("bloom": bloom_lib.lua only; lib.lua scripts get bloom_lib.lua too). */
 const SCRIPT_FILES = {
@@ -49,6 +49,8 @@ const SCRIPT_FILES = {
   bloom_stages: false,
   recrawl_set_due: false,
   recrawl_take_due: false,
+  record_visit: false,
+  rehome_trim: false,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;
@@ -86,7 +88,10 @@ function loadScripts(): Map<ScriptName, Loaded> {
   return map;
 }
 
-/** Runs the frontier's scripts on one client. All arguments are ARGV (no KEYS: see keys.ts). */
+/**
+ * Runs the frontier's scripts on one client. Arguments are ARGV and the scripts build key names
+ * from the prefix (see keys.ts); record_visit.lua alone takes KEYS (runWithKeys).
+ */
 export class Scripts {
   private readonly scripts = loadScripts();
 
@@ -96,24 +101,29 @@ export class Scripts {
     if (redis.options.keyPrefix) throw new Error("frontier: use a Redis client without keyPrefix (the frontier has its own prefix)");
   }
 
-  private async send(name: ScriptName, args: ScriptArg[], replyEncoding: "utf8" | null): Promise<unknown> {
+  private async send(name: ScriptName, keys: string[], args: ScriptArg[], replyEncoding: "utf8" | null): Promise<unknown> {
     const script = this.scripts.get(name);
     if (!script) throw new Error(`frontier: no script ${name}`);
     try {
-      return await this.redis.sendCommand(new Command("evalsha", [script.sha, 0, ...args], { replyEncoding }));
+      return await this.redis.sendCommand(new Command("evalsha", [script.sha, keys.length, ...keys, ...args], { replyEncoding }));
     } catch (err) {
       if (!String((err as Error).message).startsWith("NOSCRIPT")) throw err;
-      return this.redis.sendCommand(new Command("eval", [script.lua, 0, ...args], { replyEncoding }));
+      return this.redis.sendCommand(new Command("eval", [script.lua, keys.length, ...keys, ...args], { replyEncoding }));
     }
   }
 
   /** Runs a script; bulk replies come back as strings. */
   run(name: ScriptName, args: ScriptArg[]): Promise<unknown> {
-    return this.send(name, args, "utf8");
+    return this.send(name, [], args, "utf8");
+  }
+
+  /** Runs a script that names its keys in KEYS; bulk replies come back as strings. */
+  runWithKeys(name: ScriptName, keys: string[], args: ScriptArg[]): Promise<unknown> {
+    return this.send(name, keys, args, "utf8");
   }
 
   /** Runs a script; bulk replies come back as Buffers (for page bodies). */
   runBuffer(name: ScriptName, args: ScriptArg[]): Promise<unknown> {
-    return this.send(name, args, null);
+    return this.send(name, [], args, null);
   }
 }

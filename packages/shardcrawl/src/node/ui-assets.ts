@@ -1,10 +1,9 @@
-// The status pages are plain HTML and JavaScript files (no build step, no CDN). The build copies
-// only .ts files, so they are read from the source tree: from dist/node/ and src/node/ alike,
-// "../../src/node/ui/" resolves to packages/shardcrawl/src/node/ui/ (as frontier/scripts.ts does
-// for the Lua scripts). Read once, on first use.
+// The status pages are plain HTML and JavaScript files (no build step, no CDN), read from ui/
+// beside this module: the build copies them into dist/node/ui/ (scripts/copy-assets.mjs), so a
+// built package needs no source tree. Read once, on first use.
 import { readFileSync } from "node:fs";
 
-const UI_DIR = new URL("../../src/node/ui/", import.meta.url);
+const UI_DIR = new URL("./ui/", import.meta.url);
 const cache = new Map<string, string>();
 
 export function uiAsset(name: "node.html" | "cluster.html" | "charts.js" | "style.css"): string {

@@ -4,6 +4,7 @@
 import fc from "fast-check";
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { Scripts } from "../../src/frontier/index.js";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import {
   BUCKETS, DAY_MS, FIXED_BYTES, RecrawlHistoryStore, decodeHistory, emptyHistory, encodeHistory, estimateRate, observe, priorAround,
@@ -128,9 +129,8 @@ describe("history store (real redis-server)", () => {
     const h = (await s.get(url))!;
     expect(h.history.observations).toBe(2);
     // A writer holding an outdated read is refused by the script and changes nothing.
-    const run = (redis as unknown as Record<string, (...a: unknown[]) => Promise<number>>).shardcrawlRecrawl_recordVisit!.bind(redis);
     const prefix = `t${n}:`;
-    const res = await run(`${prefix}rh:d.test`, `${prefix}rm:d.test`, `${prefix}rm`, `${prefix}rv`, "/x", encodeHistory({ ...h, lastVisitMs: T0 + 9 * DAY_MS }), Math.round(T0 / 1000), 1000, url, "1", T0 + 9 * DAY_MS, "fetches", 1);
+    const res = await new Scripts(redis).runWithKeys("record_visit", [`${prefix}rh:d.test`, `${prefix}rm:d.test`, `${prefix}rm`, `${prefix}rv`], ["/x", encodeHistory({ ...h, lastVisitMs: T0 + 9 * DAY_MS }), Math.round(T0 / 1000), 1000, url, "1", T0 + 9 * DAY_MS, "fetches", 1]);
     expect(res).toBe(0);
     expect((await s.metrics("d.test")).fetches).toBe(3);
     expect((await s.get(url))!.lastVisitMs).toBe(h.lastVisitMs);

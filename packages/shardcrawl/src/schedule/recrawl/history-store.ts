@@ -1,18 +1,15 @@
 // Per-URL re-crawl history in the node's Redis: one hash per host (P rh:<host>), field = path+query,
 // value = a 59-byte record + the ETag (history-codec.ts; its next-due field belongs to due-store.ts). Small hashes are listpack-encoded, so a
 // URL costs about its path plus the record (see docs/recrawl.md for the measured bytes per URL).
-// A visit is recorded by lua/record_visit.lua: record + per-host and node metrics in one step,
-// compare-and-set on the last-visit stamp.
-import { readFileSync } from "node:fs";
+// A visit is recorded by frontier/lua/record_visit.lua: record + per-host and node metrics in one
+// step, compare-and-set on the last-visit stamp.
 import type { Redis } from "ioredis";
+import { Scripts } from "../../frontier/index.js";
 import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
 import { casStamp, decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
 import type { Evidence } from "./validators.js";
 
-const SCRIPT = readFileSync(new URL("../../../src/schedule/recrawl/lua/record_visit.lua", import.meta.url), "utf8");
-const COMMAND = "shardcrawlRecrawl_recordVisit";
-type RecordVisitCommand = (k1: string, k2: string, k3: string, k4: string, ...args: Array<string | Buffer | number>) => Promise<number>;
 
 export interface VisitRecord {
   atMs: number;
@@ -70,15 +67,13 @@ function splitUrl(url: string): { host: string; field: string } {
 }
 
 export class RecrawlHistoryStore {
-  private readonly run: RecordVisitCommand;
+  private readonly scripts: Scripts;
   /**
    * `outcomeStreamCap` > 0 also appends every recorded visit (url, changed, time) to the capped
    * stream P rv, from which the node's scheduler learns (see docs/recrawl.md).
    */
   constructor(private readonly redis: Redis, private readonly prefix = "", private readonly outcomeStreamCap = 0) {
-    const r = redis as unknown as Record<string, unknown>;
-    if (typeof r[COMMAND] !== "function") redis.defineCommand(COMMAND, { numberOfKeys: 4, lua: SCRIPT });
-    this.run = (r[COMMAND] as RecordVisitCommand).bind(redis);
+    this.scripts = new Scripts(redis);
   }
 
   private keys(host: string): [string, string, string, string] {
@@ -138,7 +133,7 @@ export class RecrawlHistoryStore {
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
       const seen = oldBuf ? casStamp(oldBuf) : -1;
       const changedFlag = changed === null ? "-" : changed ? "1" : "0";
-      const ok = await this.run(hk, mk, gk, sk, field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters);
+      const ok = await this.scripts.runWithKeys("record_visit", [hk, mk, gk, sk], [field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters]);
       if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };
     }
     throw new StaleHistoryError(`recrawl history: ${url} kept changing under us (3 compare-and-set failures)`);
