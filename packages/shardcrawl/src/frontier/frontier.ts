@@ -17,6 +17,8 @@ import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
 import { RobotsOutages } from "./robots-outages.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
+import { CrawlScopeStore } from "./crawl-scope.js";
+import { shareFetchTimes } from "./fetch-times.js";
 import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 import { politenessDomains } from "./politeness-key.js";
 import { ExclusionList, type Exclusion } from "./exclusions.js";
@@ -274,6 +276,8 @@ export class Frontier {
   private readonly parseQueueMaxBytes: number;
   private readonly caps: QueueCaps;
   readonly flow: FlowSettings;
+  /** The crawl scope stored beside the queues (crawl-scope.ts). */
+  readonly scope: CrawlScopeStore;
   private readonly filters: UrlFilter[];
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
@@ -303,6 +307,7 @@ export class Frontier {
       countFiltered: (f) => this.countFiltered(f),
     });
     this.robots = new RobotsCache(redis, keys);
+    this.scope = new CrawlScopeStore(redis, keys);
     this.outages = new RobotsOutages(redis, keys, scripts, (now) => this.common(now));
   }
 
@@ -557,18 +562,57 @@ export class Frontier {
     };
   }
 
-  /** True when the page budget is used up (fetched + failed reached maxPages). */
-  budgetExhausted(s: FrontierStats): boolean {
-    return this.maxPages > 0 && (s.counters.fetched ?? 0) + (s.counters.failed ?? 0) >= this.maxPages;
-  }
-
   /**
-   * Done: no leases, nothing to parse, and nothing queued -- or the page budget is used up (then
-   * queued URLs stay queued for a later run).
+   * Done: no leases, nothing to parse, and nothing queued -- or the page budget (fetched + failed
+   * reached maxPages) is used up (then queued URLs stay queued for a later run).
    */
   async isDone(now: number = Date.now()): Promise<boolean> {
     const s = await this.stats(now);
-    return s.leases === 0 && s.parseQueue === 0 && s.parseInFlight === 0 && (s.queued === 0 || this.budgetExhausted(s));
+    const budgetUsed = this.maxPages > 0 && (s.counters.fetched ?? 0) + (s.counters.failed ?? 0) >= this.maxPages;
+    return s.leases === 0 && s.parseQueue === 0 && s.parseInFlight === 0 && (s.queued === 0 || budgetUsed);
+  }
+
+  /** Adds to counters in P stats, in one MULTI (zero deltas are skipped). */
+  async addCounters(deltas: Iterable<readonly [string, number]>): Promise<void> {
+    const m = this.redis.multi();
+    let n = 0;
+    for (const [field, by] of deltas) {
+      if (by === 0) continue;
+      m.hincrby(this.keys.stats, field, Math.round(by));
+      n++;
+    }
+    if (n > 0) await m.exec();
+  }
+
+  /**
+   * A parser's write buffer in P flow: fill and peak (wbuf:/wbpeak:<consumer>), and while it is
+   * full `storageUntil`, the time until which fetchers count their wait as blocked on storage.
+   */
+  async reportWriteBuffer(consumer: string, used: number, peak: number, storageUntil?: number): Promise<void> {
+    const m = this.redis.multi().hset(this.keys.flow, `wbuf:${consumer}`, used, `wbpeak:${consumer}`, peak);
+    if (storageUntil !== undefined) m.hset(this.keys.flow, "storage", epochMs(storageUntil));
+    await m.exec();
+  }
+
+  /** Milliseconds until the earliest ready host is due, negative when overdue; null when no host is ready. */
+  async readyLagMs(now: number): Promise<number | null> {
+    const r = await this.redis.zrange(this.keys.ready, 0, 0, "WITHSCORES");
+    return r.length < 2 ? null : Number(r[1]) - now;
+  }
+
+  /** Pushes fetch times to the node-wide sample and returns it (fetch-times.ts). */
+  shareFetchTimes(batch: readonly number[], size: number): Promise<number[]> {
+    return shareFetchTimes(this.redis, this.keys.fetchTimes, batch, size);
+  }
+
+  /** Hosts under back-off (P press). */
+  hostsUnderBackoff(): Promise<number> {
+    return this.redis.zcard(this.keys.pressure);
+  }
+
+  /** The stored origin of a host ("https://www.d1.test"), or null when the host is unknown. */
+  hostOrigin(host: string): Promise<string | null> {
+    return this.redis.hget(this.keys.host(host), "o");
   }
 
   /** The state of one host (for status pages and tests), or undefined when the host is unknown. */

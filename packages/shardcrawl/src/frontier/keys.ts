@@ -159,4 +159,14 @@ export class FrontierKeys {
   get recrawlPriors(): string { return `${this.prefix}rprior`; }
   get recrawlSlots(): string { return `${this.prefix}rslots`; }
   recrawlDue(slot: number): string { return `${this.prefix}rdue:${slot}`; }
+  recrawlHistory(host: string): string { return `${this.prefix}rh:${host}`; }
+  recrawlHostMetrics(host: string): string { return `${this.prefix}rm:${host}`; }
+  get recrawlMetrics(): string { return `${this.prefix}rm`; }
+  get recrawlOutcomes(): string { return `${this.prefix}rv`; }
+  get recrawlHints(): string { return `${this.prefix}rhint`; }
+  get recrawlHostIds(): string { return `${this.prefix}rhid`; }
+  get recrawlHosts(): string { return `${this.prefix}rhost`; }
+  get recrawlHostCounter(): string { return `${this.prefix}rhostn`; }
+  get scopeMode(): string { return `${this.prefix}scope:mode`; }
+  get scopeKeys(): string { return `${this.prefix}scope:keys`; }
 }

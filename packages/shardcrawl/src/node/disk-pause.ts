@@ -11,7 +11,7 @@
 import { randomBytes } from "node:crypto";
 import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
-import type { Frontier } from "../frontier/index.js";
+import type { NodeFrontier } from "./open-frontier.js";
 import { StoreWriteError } from "../store/append-file.js";
 import { freeSpace, RESUME_FACTOR, thresholdBytes, type FreeSpace, type MinFreeDisk } from "./disk-space.js";
 
@@ -23,7 +23,7 @@ export function isDiskFull(err: unknown): err is StoreWriteError {
 }
 
 /** Pauses all fetching of the node with the reason (the first reason stays). */
-export async function pauseForDiskFull(frontier: Frontier, who: string, err: StoreWriteError): Promise<void> {
+export async function pauseForDiskFull(frontier: Pick<NodeFrontier, "setFlow">, who: string, err: StoreWriteError): Promise<void> {
   await frontier.setFlow({ diskFull: `${who}: ${err.code}: ${err.message}` });
 }
 
@@ -50,7 +50,7 @@ export class DiskPauseWatch {
   private lastCheck = 0;
   private lastFree: FreeSpace | null = null;
 
-  constructor(private readonly frontier: Frontier, private readonly out: string, private readonly log: (m: string) => void, private readonly opts: DiskPauseOptions = {}) {
+  constructor(private readonly frontier: Pick<NodeFrontier, "setFlow" | "flowState" | "count">, private readonly out: string, private readonly log: (m: string) => void, private readonly opts: DiskPauseOptions = {}) {
     this.probeBytes = opts.probeBytes ?? 1024 * 1024;
     this.probeEveryMs = opts.probeEveryMs ?? 2000;
     this.checkEveryMs = opts.checkEveryMs ?? 1000;
@@ -81,7 +81,7 @@ export class DiskPauseWatch {
         if (free && this.opts.minFree && free.freeBytes < thresholdBytes(this.opts.minFree, free.totalBytes)) {
           const need = thresholdBytes(this.opts.minFree, free.totalBytes);
           await this.frontier.setFlow({ diskFull: `supervisor: low disk space: ${free.freeBytes} bytes free < ${need} (--min-free-disk)` });
-          await this.frontier.redis.hincrby(this.frontier.keys.stats, "lowDiskPauses", 1);
+          await this.frontier.count("lowDiskPauses", 1);
           this.pausedSince = now;
           this.log(`fetching paused: ${free.freeBytes} bytes free on the output disk, below --min-free-disk (${need}); resuming above ${Math.round(need * RESUME_FACTOR)}`);
         }
@@ -97,7 +97,7 @@ export class DiskPauseWatch {
       if (free && this.opts.minFree && free.freeBytes < thresholdBytes(this.opts.minFree, free.totalBytes) * RESUME_FACTOR) return;
       if (!(await this.probe())) return;
       await this.frontier.setFlow({ diskFull: null });
-      await this.frontier.redis.hincrby(this.frontier.keys.stats, "diskPauses", 1);
+      await this.frontier.count("diskPauses", 1);
       this.log(`disk space is back after ${Math.round((now - this.pausedSince) / 1000)} s: fetching resumed`);
       this.pausedSince = null;
     } catch (err) {

@@ -2,8 +2,8 @@
 // same list `shardcrawl exclude add` writes), with the queued URLs each entry covers removed.
 // Format: one entry per line, "<domain|host|url-prefix> [reason...]"; blank lines and # comments ignored.
 import { readFileSync } from "node:fs";
-import { parseExclusionPattern } from "../frontier/exclusions.js";
-import type { Frontier } from "../frontier/frontier.js";
+import { parseExclusionPattern } from "../frontier/index.js";
+import type { NodeFrontier } from "./open-frontier.js";
 
 /** At most this many entries per file: the list is held by every process of the node. */
 export const MAX_EXCLUDE_FILE_ENTRIES = 100_000;
@@ -33,7 +33,7 @@ export function parseExcludeFile(text: string, file: string): ExcludeFileEntry[]
 }
 
 /** Adds the file's entries to the node's list and purges what they cover; returns entries and URLs removed. */
-export async function loadExcludeFile(frontier: Frontier, file: string, now = Date.now()): Promise<{ entries: number; removed: number }> {
+export async function loadExcludeFile(frontier: Pick<NodeFrontier, "exclusions" | "purgeExcluded">, file: string, now = Date.now()): Promise<{ entries: number; removed: number }> {
   let text: string;
   try {
     text = readFileSync(file, "utf8");

@@ -44,7 +44,7 @@ async function main(): Promise<void> {
   const frontier = await openFrontier(ctx.redis, config);
   // Metrics: page-log lines by outcome go to the Redis stats (connections and TLS handshakes through
   // the ConnectionStatsReporter below); loop lag over IPC.
-  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  const stats = new StatsBatch(frontier);
   reportEventLoop((m) => ctx.send(m));
   const client: HttpClient = createHttpClient({
     userAgent: config.userAgent,
@@ -65,7 +65,7 @@ async function main(): Promise<void> {
   const revisits = RecrawlVisits.forConfig(ctx.redis, config);
   // A body the spool cannot take (disk full) still reaches the parser, inline; a full disk pauses the node.
   const spool = new PageSpool(config.out, `${config.nodeName}-f${ctx.index}`, async (err) => {
-    if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+    if (isDiskFull(err)) await pauseForDiskFull(frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
     else ctx.log(`spool write failed (${(err as Error).message}); the body goes through Redis`);
   });
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: `${config.nodeName}-f${ctx.index}`, maxFileBytes: config.warcMaxFileBytes }), stats);
@@ -77,7 +77,7 @@ async function main(): Promise<void> {
     upstreamLimitHeader: config.upstreamLimitHeader, upstreamQuotaHeader: config.upstreamQuotaHeader,
   };
   // One sample for the whole node (P fetchtimes), so every fetcher leases with the same TTL.
-  const leaseTtl = new SharedLeaseTtl(ctx.redis, frontier.frontier.keys.fetchTimes, {
+  const leaseTtl = new SharedLeaseTtl((batch, size) => frontier.shareFetchTimes(batch, size), {
     percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 1024, minSamples: 50,
   });
   const ttlSync = setInterval(() => void leaseTtl.sync().catch((err: unknown) => ctx.log(`lease ttl sample: ${(err as Error).message}`)), 1000);
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
 
   async function handle(lease: Lease): Promise<void> {
     // The site owners' opt-out list first: no request (not even robots.txt) to an excluded site.
-    const exclusion = (await frontier.frontier.exclusions.current()).match(lease.url, lease.host);
+    const exclusion = (await frontier.exclusions.current()).match(lease.url, lease.host);
     if (exclusion) {
       await pageLog.append(failureLine(lease, "excluded", `excluded by ${exclusion.pattern}${exclusion.reason ? ` (${exclusion.reason})` : ""}`, { total: 0 }));
       await frontier.fail(lease, Date.now(), { requested: false, errorClass: "excluded" });
@@ -133,7 +133,7 @@ async function main(): Promise<void> {
     }
     // --ip-concurrency: a slot of the address this lease's requests go to (node/ip-slots.ts).
     if (config.ipConcurrency <= 0) return handleLease(lease);
-    const slot = await takeIpSlot(frontier.frontier, (url) => client.addressOf(url), lease, config.ipConcurrency);
+    const slot = await takeIpSlot(frontier, (url) => client.addressOf(url), lease, config.ipConcurrency);
     if (slot === "full") {
       await frontier.count("ipFull", 1);
       await frontier.requeue(lease, Date.now());
@@ -158,7 +158,7 @@ async function main(): Promise<void> {
       const { compiled } = remember(origin, step.entry);
       // Crawl-delay as the file asks it; a new file without one clears the old override.
       if (compiled.crawlDelayMs !== undefined && !compiled.crawlDelayTooLong) await frontier.setHostDelay(lease.host, compiled.crawlDelayMs);
-      else if (compiled.crawlDelayMs === undefined && step.entry.kind !== "disallow-all") await frontier.frontier.setHostLimits(lease.host, { delayMs: null });
+      else if (compiled.crawlDelayMs === undefined && step.entry.kind !== "disallow-all") await frontier.setHostLimits(lease.host, { delayMs: null });
       await frontier.requeue(lease, endNow());
       return;
     }
@@ -197,10 +197,10 @@ async function main(): Promise<void> {
     if (verdict.action === "upstream-pause" || verdict.action === "quota-stop") {
       // About us, not the site: the host's limiter is untouched, the URL goes back uncounted.
       if (verdict.action === "upstream-pause") {
-        await frontier.frontier.setFlow({ pauseUntil: verdict.until });
+        await frontier.setFlow({ pauseUntil: verdict.until });
         await frontier.count("upstream:paused", 1);
       } else {
-        await frontier.frontier.setFlow({ stop: verdict.message });
+        await frontier.setFlow({ stop: verdict.message });
         ctx.log(`stopping fetching: ${verdict.message}`);
       }
       await frontier.requeue(lease, end);
@@ -231,7 +231,7 @@ async function main(): Promise<void> {
     }
     if (revisits && res.status === 304 && (await revisits.recordNotModified(res))) {
       await pageLog.append({ ...failureLine(lease, null, "not modified since our copy", res.timings), status: 304, fetched_at: res.fetchedAt });
-      await frontier.frontier.completeNotModified(lease, end, feedback);
+      await frontier.completeNotModified(lease, end, feedback);
       return;
     }
     const page = fetchedPageMeta(res, { host: lease.host, depth: lease.depth, hops: lease.hops });
@@ -241,8 +241,8 @@ async function main(): Promise<void> {
   // Fetcher 0 only: the memory governor (Redis under its budget) and, in spill mode, the spill
   // store (shed URLs to disk and back). One loop, once a second; errors are logged, not fatal.
   function startFlowKeeper(): { stop(): Promise<void> } {
-    const governor = new MemoryGovernor(frontier.frontier, { budgetBytes: config.redisMemoryBudgetBytes, high: 0.85, low: 0.7 });
-    const spill = config.shedMode === "spill" ? new SpillStore(join(config.out, "spill"), frontier.frontier) : undefined;
+    const governor = frontier.memoryGovernor({ budgetBytes: config.redisMemoryBudgetBytes, high: 0.85, low: 0.7 });
+    const spill = config.shedMode === "spill" ? frontier.spillStore(join(config.out, "spill")) : undefined;
     let running = true;
     const loop = (async () => {
       while (running && !ctx.isStopping()) {
@@ -279,7 +279,7 @@ async function main(): Promise<void> {
     const p = handle(lease)
       .catch(async (err: unknown) => {
         // A full disk (page log) pauses the node; a bug or a Redis failure: return the URL rather than lose it.
-        if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
+        if (isDiskFull(err)) await pauseForDiskFull(frontier, `fetcher ${ctx.index}`, err).catch(() => undefined);
         else ctx.log(`fetch of ${lease.url} failed unexpectedly: ${(err as Error).stack ?? String(err)}`);
         await frontier.requeue(lease, endNow()).catch(() => undefined);
       })

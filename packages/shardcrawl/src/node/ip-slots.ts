@@ -8,7 +8,7 @@
 // first resolved. Bounded: a slot expires with its lease, and a dead fetcher's slots are returned
 // with its leases (release_owner.lua). A full address makes the fetcher wait up to IP_WAIT_MS, then
 // the URL goes back to its queue (stats ipFull) rather than holding a fetch slot for long.
-import type { Frontier } from "../frontier/frontier.js";
+import type { NodeFrontier } from "./open-frontier.js";
 import type { Lease } from "../shared/types.js";
 
 /** How long a fetcher waits for a slot of a full address before handing the URL back. */
@@ -24,7 +24,7 @@ export interface IpSlot {
  * Takes a slot of the address `url` connects to. Returns the slot, "full" when none freed within
  * IP_WAIT_MS, or null when the address cannot be known (the fetch then fails on DNS by itself).
  */
-export async function takeIpSlot(frontier: Frontier, addressOf: (url: string) => Promise<string | undefined>, lease: Lease, max: number, waitMs = IP_WAIT_MS): Promise<IpSlot | "full" | null> {
+export async function takeIpSlot(frontier: Pick<NodeFrontier, "acquireIpSlot" | "releaseIpSlot">, addressOf: (url: string) => Promise<string | undefined>, lease: Lease, max: number, waitMs = IP_WAIT_MS): Promise<IpSlot | "full" | null> {
   const addr = await addressOf(lease.url).catch(() => undefined);
   if (addr === undefined) return null;
   const deadline = Date.now() + waitMs;

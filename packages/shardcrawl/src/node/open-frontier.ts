@@ -1,24 +1,22 @@
-// The node's view of its Redis state: the Frontier (queues, leases, seen filter, parse queue,
-// robots cache) configured from the NodeConfig, plus the crawl scope, which the node stores
-// beside the frontier so a resumed crawl (or a restarted parser) knows it without the seed file.
-//
-// Keys this module adds (prefix P as in frontier/keys.ts):
-//   P scope:mode   string  "domains" | "hosts" | "any"
-//   P scope:keys   set     registrable domains (mode domains) or hosts (mode hosts) of the seeds
+// The node's one way into its Redis state: the Frontier (queues, leases, seen filter, parse
+// queue, robots cache, scope, flow signals; every key is frontier/keys.ts's) configured from the
+// NodeConfig, with the verbs the fetcher, parser and supervisor speak, and the parser side's seen
+// cache. Processes call NodeFrontier only; helpers name the few methods they need (Pick<...>).
 import type { Redis } from "ioredis";
-import { Frontier, redisUsedMemory, type BloomStatus, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type SpooledPage, type TakenPage } from "../frontier/index.js";
+import {
+  Frontier, MemoryGovernor, SeenCache, SpillStore, redisUsedMemory,
+  type AddLinksResult, type BloomParams, type BloomStatus, type ExclusionList, type FrontierStats, type HashedLink, type HostFeedback, type HostLimits, type HostPressure,
+  type LeaseBatch, type MemoryBudget, type ParseQueue, type RobotsCache, type RobotsOutages, type SpooledPage, type TakenPage, type Exclusion,
+} from "../frontier/index.js";
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
-import { registrableDomain, type ScopeMode } from "../url/scope.js";
-import { SeenCache } from "../frontier/seen-cache.js";
+import type { ScopeMode } from "../url/scope.js";
+import type { ScopeSpec } from "../url/scope-allows.js";
 import type { NodeConfig } from "./config.js";
 import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
 import type { DiscoveredLink } from "../shared/types.js";
 
-export interface ScopeSpec {
-  mode: ScopeMode;
-  keys: string[];
-}
+export type { ScopeSpec } from "../url/scope-allows.js";
 
 /** Flat numbers for progress, status and the summary. */
 export interface NodeStats {
@@ -68,26 +66,6 @@ export interface NodePressure {
 /** Hosts listed in the pressure metrics. */
 const TOP_HOSTS = 10;
 
-/** Hosts whose scope answer is remembered per process (a page's links name a few hosts, over and over). */
-const SCOPE_MEMO_HOSTS = 16_384;
-
-export function scopeAllows(spec: ScopeSpec): (host: string) => boolean {
-  if (spec.mode === "any") return () => true;
-  const keys = new Set(spec.keys);
-  if (spec.mode === "hosts") return (h) => keys.has(h);
-  // The registrable domain (tldts) costs ~0.3 us per link; a host's answer never changes.
-  let memo = new Map<string, boolean>();
-  return (h) => {
-    let ok = memo.get(h);
-    if (ok === undefined) {
-      ok = keys.has(registrableDomain(h));
-      if (memo.size >= SCOPE_MEMO_HOSTS) memo = new Map();
-      memo.set(h, ok);
-    }
-    return ok;
-  };
-}
-
 export class NodeFrontier {
   /** Parser side: URLs known to be in the seen filter (frontier/seen-cache.ts), made on first ack. */
   private seen: SeenCache | undefined;
@@ -95,39 +73,28 @@ export class NodeFrontier {
   private seenCachedUncounted = 0;
 
   constructor(
-    readonly frontier: Frontier,
-    private readonly redis: Redis,
-    private readonly prefix: string,
+    private readonly frontier: Frontier,
     private readonly memoryBudgetBytes = 0,
   ) {}
 
+  // --- parts with their own small APIs ---------------------------------------------------
+  get robots(): RobotsCache { return this.frontier.robots; }
+  get outages(): RobotsOutages { return this.frontier.outages; }
+  get exclusions(): ExclusionList { return this.frontier.exclusions; }
+  get parse(): ParseQueue { return this.frontier.parse; }
+  get bloom(): BloomParams { return this.frontier.bloom; }
+
   // --- seeds and scope -------------------------------------------------------------------
   async saveScope(mode: ScopeMode, seeds: string[]): Promise<void> {
-    const keys = new Set<string>();
-    for (const s of seeds) {
-      const h = hostOf(s);
-      if (h) keys.add(mode === "domains" ? registrableDomain(h) : h);
-    }
-    const multi = this.redis.multi().set(`${this.prefix}scope:mode`, mode);
-    const list = [...keys];
-    for (let i = 0; i < list.length; i += 10_000) multi.sadd(`${this.prefix}scope:keys`, ...list.slice(i, i + 10_000));
-    await multi.exec();
+    await this.frontier.scope.save(mode, seeds);
   }
 
   async hasScope(): Promise<boolean> {
-    return (await this.redis.exists(`${this.prefix}scope:mode`)) === 1;
+    return this.frontier.scope.exists();
   }
 
   async loadScope(): Promise<ScopeSpec> {
-    const mode = ((await this.redis.get(`${this.prefix}scope:mode`)) ?? "domains") as ScopeMode;
-    const keys: string[] = [];
-    let cursor = "0";
-    do {
-      const [next, batch] = await this.redis.sscan(`${this.prefix}scope:keys`, cursor, "COUNT", 10_000);
-      keys.push(...batch);
-      cursor = next;
-    } while (cursor !== "0");
-    return { mode, keys };
+    return this.frontier.scope.load();
   }
 
   /** Adds seeds (tier 0, depth 0); the seen filter makes re-adding them on resume harmless. */
@@ -141,6 +108,21 @@ export class NodeFrontier {
     return r.added;
   }
 
+  /** Links from another node (inbox ingest) or any other source past the seen filter. */
+  addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
+    return this.frontier.addLinks(links, opts);
+  }
+
+  /** Re-crawl visits: queued like any URL (politeness applies), past the seen filter. */
+  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now()): Promise<number> {
+    return this.frontier.addRevisits(visits, tier, now);
+  }
+
+  /** The stored origin of a host, or null when the host is unknown. */
+  hostOrigin(host: string): Promise<string | null> {
+    return this.frontier.hostOrigin(host);
+  }
+
   // --- fetcher side ----------------------------------------------------------------------
   /** `owner` (fetcherLeaseOwner) lets the supervisor return these leases at once if this process dies. */
   async lease(max: number, now: number, ttlMs?: number, owner?: string): Promise<LeaseBatch> {
@@ -149,7 +131,22 @@ export class NodeFrontier {
 
   /** Adds to a stats counter (blocked time, upstream events). */
   async count(field: string, by: number): Promise<void> {
-    if (by !== 0) await this.redis.hincrby(this.frontier.keys.stats, field, Math.round(by));
+    await this.frontier.addCounters([[field, by]]);
+  }
+
+  /** Adds to several stats counters at once (StatsBatch). */
+  addCounters(deltas: Iterable<readonly [string, number]>): Promise<void> {
+    return this.frontier.addCounters(deltas);
+  }
+
+  /** A parser's write buffer fill (StorageSignal). */
+  reportWriteBuffer(consumer: string, used: number, peak: number, storageUntil?: number): Promise<void> {
+    return this.frontier.reportWriteBuffer(consumer, used, peak, storageUntil);
+  }
+
+  /** Pushes this fetcher's fetch times to the node's sample and returns the sample (lease TTL). */
+  shareFetchTimes(batch: readonly number[], size: number): Promise<number[]> {
+    return this.frontier.shareFetchTimes(batch, size);
   }
 
   async parseQueueHasRoom(): Promise<boolean> {
@@ -158,10 +155,10 @@ export class NodeFrontier {
 
   /** Milliseconds until the earliest ready host is due (null when no host is ready). */
   async msUntilNextDue(now: number, signed = false): Promise<number | null> {
-    const r = await this.redis.zrange(this.frontier.keys.ready, 0, 0, "WITHSCORES");
-    if (r.length < 2) return null;
+    const lag = await this.frontier.readyLagMs(now);
+    if (lag === null) return null;
     // signed: negative when the host is overdue (metrics: how far fetchers lag the schedule).
-    return signed ? Number(r[1]) - now : Math.max(0, Number(r[1]) - now);
+    return signed ? lag : Math.max(0, lag);
   }
 
   async getRobots(origin: string): Promise<RobotsEntry | null> {
@@ -174,6 +171,37 @@ export class NodeFrontier {
 
   async setHostDelay(host: string, delayMs: number): Promise<void> {
     await this.frontier.setHostLimits(host, { delayMs });
+  }
+
+  setHostLimits(host: string, limits: HostLimits, now: number = Date.now()): Promise<void> {
+    return this.frontier.setHostLimits(host, limits, now);
+  }
+
+  /** Node-wide signals (upstream pause or stop, disk full, the memory governor's cap). */
+  setFlow(s: Parameters<Frontier["setFlow"]>[0]): Promise<void> {
+    return this.frontier.setFlow(s);
+  }
+
+  flowState(): ReturnType<Frontier["flowState"]> {
+    return this.frontier.flowState();
+  }
+
+  acquireIpSlot(addr: string, lease: Pick<Lease, "id" | "expiresAt">, max: number, now: number = Date.now()): Promise<boolean> {
+    return this.frontier.acquireIpSlot(addr, lease, max, now);
+  }
+
+  releaseIpSlot(addr: string, lease: Pick<Lease, "id">): Promise<void> {
+    return this.frontier.releaseIpSlot(addr, lease);
+  }
+
+  /** The memory governor over this frontier's queues. */
+  memoryGovernor(budget: MemoryBudget): MemoryGovernor {
+    return new MemoryGovernor(this.frontier, budget);
+  }
+
+  /** Spill mode's file store (URLs shed to disk and re-admitted) over this frontier. */
+  spillStore(dir: string): SpillStore {
+    return new SpillStore(dir, this.frontier);
   }
 
   /** Puts the URL back at the head of its queue without counting an attempt (robots.txt came first). */
@@ -194,6 +222,11 @@ export class NodeFrontier {
   /** Returns the page id, or null when the lease had expired (the page was dropped). */
   async completeWithPage(lease: Lease, now: number, page: FetchedPage | SpooledPage, feedback?: HostFeedback): Promise<string | null> {
     return this.frontier.completeWithPage(lease, page, now, feedback);
+  }
+
+  /** A 304 on a re-crawl visit: the stored copy stays current. */
+  completeNotModified(lease: Lease, now: number, feedback?: HostFeedback): Promise<boolean> {
+    return this.frontier.completeNotModified(lease, now, feedback);
   }
 
   // --- parser side -----------------------------------------------------------------------
@@ -229,7 +262,7 @@ export class NodeFrontier {
     if (!this.seen) {
       const cache = (this.seen = new SeenCache());
       // A restarted Redis may have lost its last second of writes (AOF everysec): forget everything.
-      this.redis.on("reconnecting", () => cache.clear());
+      this.frontier.redis.on("reconnecting", () => cache.clear());
     }
     return this.seen;
   }
@@ -244,6 +277,16 @@ export class NodeFrontier {
     return this.frontier.recoverAll();
   }
 
+  /** Returns the leases a (dead) owner held. */
+  releaseOwner(owner: string, now: number = Date.now()): Promise<number> {
+    return this.frontier.releaseOwner(owner, now);
+  }
+
+  /** Removes the queued URLs an exclusion covers. */
+  purgeExcluded(e: Exclusion, now: number = Date.now()): Promise<number> {
+    return this.frontier.purgeExcluded(e, now);
+  }
+
   /** Lifts a quota stop left by an earlier run; returns its message (undefined when there was none). */
   async clearQuotaStop(): Promise<string | undefined> {
     const { stop } = await this.frontier.flowState();
@@ -253,6 +296,10 @@ export class NodeFrontier {
 
   async reap(now: number): Promise<number> {
     return this.frontier.reapExpired(now);
+  }
+
+  hostPressure(topN: number): Promise<HostPressure[]> {
+    return this.frontier.hostPressure(topN);
   }
 
   async stats(): Promise<NodeStats> {
@@ -284,7 +331,7 @@ export class NodeFrontier {
     const flow = await f.flowState();
     return {
       hosts: await f.hostPressure(TOP_HOSTS),
-      hostsUnderBackoff: await this.redis.zcard(f.keys.pressure),
+      hostsUnderBackoff: await f.hostsUnderBackoff(),
       redisUsedBytes: await redisUsedMemory(f),
       redisBudgetBytes: this.memoryBudgetBytes,
       parseQueueMax: f.parse.max,
@@ -322,5 +369,5 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
       globalConcurrency: config.globalConcurrency,
     },
   });
-  return new NodeFrontier(frontier, redis, config.prefix, config.redisMemoryBudgetBytes);
+  return new NodeFrontier(frontier, config.redisMemoryBudgetBytes);
 }

@@ -40,7 +40,7 @@ export class PageSpool {
   /** Fetcher 0: sweeps at start (a crash's leftovers) and every SWEEP_EVERY_MS. */
   startSweeper(frontier: NodeFrontier, log: (msg: string) => void): { stop(): Promise<void> } {
     const sweep = (opts: { finishedPid?: number } = {}) =>
-      frontier.frontier.parse
+      frontier.parse
         .spooledFiles()
         .then((referenced) => sweepSpool(this.spool.dir, referenced, opts))
         .catch((err: unknown) => {

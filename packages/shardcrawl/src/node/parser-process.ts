@@ -69,7 +69,7 @@ async function main(): Promise<void> {
     gzipLevel: config.warcGzipLevel,
     warcinfoId: writer.warcinfoId,
     scope,
-    bloom: frontier.frontier.bloom,
+    bloom: frontier.bloom,
     ...(config.recrawl ? { contentRules: config.recrawl.contentRules } : {}),
     priorityRules: config.priorityRules,
     spoolDir: spoolDir(config.out),
@@ -107,12 +107,12 @@ async function main(): Promise<void> {
       await outbox.append(owner, list);
       routed += list.length;
     }
-    if (routed) await ctx.redis.hincrby(frontier.frontier.keys.stats, "outboxLinks", routed);
+    if (routed) await frontier.count("outboxLinks", routed);
     return own;
   }
 
   // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
-  const stats = new StatsBatch(ctx.redis, frontier.frontier.keys.stats);
+  const stats = new StatsBatch(frontier);
   reportEventLoop((m) => ctx.send(m));
   const pageLog = countingPageLog(new PageLogWriter({ dir: join(config.out, "pages"), prefix: consumer, maxFileBytes: config.warcMaxFileBytes }), stats);
   // Two stages: parsing (CPU, in the pool, at most maxInFlight pages) and writing (WARC, page log,
@@ -124,7 +124,7 @@ async function main(): Promise<void> {
   const inFlight = new Set<Promise<void>>();
   const writes = new Set<Promise<void>>();
   const budget = new WriteBudget(config.writeBufferBytes);
-  const storage = new StorageSignal(ctx.redis, frontier.frontier.keys.flow, consumer, budget, (m) => ctx.log(m));
+  const storage = new StorageSignal(frontier, consumer, budget, (m) => ctx.log(m));
   storage.start();
 
   interface Parsed {
@@ -233,7 +233,7 @@ async function main(): Promise<void> {
       } catch (err) {
         if (err instanceof StoreWriteError) {
           // A full disk pauses the whole node (no new fetching) until the supervisor sees space again.
-          if (isDiskFull(err)) await pauseForDiskFull(frontier.frontier, consumer, err).catch(() => undefined);
+          if (isDiskFull(err)) await pauseForDiskFull(frontier, consumer, err).catch(() => undefined);
           if (attempt === 0) ctx.log(`output write failed (${err.message}); paused, retrying every 5 s`);
           await sleep(5000);
           continue;

@@ -162,7 +162,7 @@ export class RecrawlLoop {
       for (const key of keys) {
         const host = key.slice(prefix.length);
         // The history keeps path+query per host; the scheme and port come from the host's origin.
-        const origin = await this.redis.hget(this.frontier.frontier.keys.host(host), "o");
+        const origin = await this.frontier.hostOrigin(host);
         if (!origin) continue;
         for await (const [field, h] of this.store.scanHost(host)) {
           if (h.dueSec) continue;
@@ -207,7 +207,7 @@ export class RecrawlLoop {
     if (due > 0) {
       const batch = this.queue.slice(0, due);
       this.queue = this.queue.slice(due);
-      await this.frontier.frontier.addRevisits(batch, REVISIT_TIER, now);
+      await this.frontier.addRevisits(batch, REVISIT_TIER, now);
     }
   }
 
@@ -276,7 +276,7 @@ export class RecrawlLoop {
     for (const host of this.hostFetches.keys()) {
       if ((this.sitemapDue.get(host) ?? 0) > now) continue;
       this.sitemapDue.set(host, now + this.sitemapEveryMs);
-      const origin = await this.redis.hget(this.frontier.frontier.keys.host(host), "o");
+      const origin = await this.frontier.hostOrigin(host);
       if (!origin) continue;
       const entry = await this.frontier.getRobots(origin);
       if (!entry) continue;
@@ -291,7 +291,7 @@ export class RecrawlLoop {
       }
     }
     if (visits.length === 0) return;
-    await this.frontier.frontier.addRevisits(visits, REVISIT_TIER, now);
+    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
     const unit = budgetPerDay(this.rc).unit;
     await this.scheduler.charge(visits.length * visitCost({ ...DEFAULT_COST_CONFIG, unit, creditsByType: this.rc.creditsByType }, { pageType: "html" }));
     this.snap.sitemapsQueued += visits.length;
@@ -299,7 +299,7 @@ export class RecrawlLoop {
 
   /** Host health = 1 / flow-control pressure, less the host's retry share (cost.ts divides by it). */
   private async updateHostHealth(): Promise<void> {
-    const hosts = await this.frontier.frontier.hostPressure(100);
+    const hosts = await this.frontier.hostPressure(100);
     const seen = new Set<string>();
     for (const h of hosts) {
       seen.add(h.host);

@@ -38,7 +38,7 @@ export async function deferHostFor(
     lastError: `${RETRY_AFTER_DEFERRAL}${ask.reason} asked ${Math.round(ask.retryAfterMs / 1000)} s`,
   };
   log(`${lease.host} asked to wait ${Math.round(ask.retryAfterMs / 1000)} s (${ask.reason}, Retry-After above --max-retry-after): deferred until ${new Date(ask.until).toISOString()}`);
-  await frontier.frontier.outages.defer(lease.id, lease.host, state, now);
+  await frontier.outages.defer(lease.id, lease.host, state, now);
 }
 
 export function outageSettings(config: NodeConfig): RobotsOutageSettings {
@@ -68,10 +68,10 @@ export async function robotsStep(
     maxRetryMs: config.robotsOutageMaxMs,
   });
   const { entry } = result;
-  const outages = frontier.frontier.outages;
+  const outages = frontier.outages;
   if (entry.kind !== "disallow-all") {
     // Kept past its 24 h freshness as the last cached copy for a long outage.
-    await frontier.frontier.robots.set(origin, entry, result.ttlMs, config.robotsOutageMaxMs);
+    await frontier.robots.set(origin, entry, result.ttlMs, config.robotsOutageMaxMs);
     await outages.clear(lease.host);
     return { kind: "entry", entry };
   }
@@ -80,7 +80,7 @@ export async function robotsStep(
   // A Retry-After deferral is not a robots.txt outage: this is the outage's first try.
   const previous = recorded?.lastError.startsWith(RETRY_AFTER_DEFERRAL) ? undefined : recorded;
   if (recorded && !previous) await outages.clear(lease.host);
-  const last = await frontier.frontier.robots.getLast(origin);
+  const last = await frontier.robots.getLast(origin);
   const decision = decideOutage(origin, result, previous, now, settings, last !== undefined);
   switch (decision.action) {
     case "defer": {
@@ -96,19 +96,19 @@ export async function robotsStep(
         `${new Date(last!.fetchedAt).toISOString()} until the next try ${new Date(s.nextTryAt).toISOString()}`);
       const copy = last as RobotsEntry;
       // Fresh until the next try; the outage record stays, so the back-off goes on from here.
-      await frontier.frontier.robots.set(origin, copy, Math.max(1, s.nextTryAt - now), config.robotsOutageMaxMs);
+      await frontier.robots.set(origin, copy, Math.max(1, s.nextTryAt - now), config.robotsOutageMaxMs);
       await outages.recordTry(lease.host, s);
       return { kind: "entry", entry: copy };
     }
     case "fail": {
       log(`robots.txt of ${origin}: ${decision.reason}: a permanent failure, ${lease.host}'s URLs fail as ${decision.errorClass}`);
       const failed: RobotsEntry = { kind: "disallow-all", retryAfterMs: FINAL_DISALLOW_TTL_MS, fetchedAt: now, reason: decision.reason, errorClass: decision.errorClass };
-      await frontier.frontier.robots.set(origin, failed, FINAL_DISALLOW_TTL_MS);
+      await frontier.robots.set(origin, failed, FINAL_DISALLOW_TTL_MS);
       await outages.clear(lease.host);
       return { kind: "entry", entry: failed };
     }
     case "final": {
-      await frontier.frontier.robots.set(origin, entry, Math.max(result.ttlMs, FINAL_DISALLOW_TTL_MS));
+      await frontier.robots.set(origin, entry, Math.max(result.ttlMs, FINAL_DISALLOW_TTL_MS));
       await outages.clear(lease.host);
       return { kind: "entry", entry };
     }

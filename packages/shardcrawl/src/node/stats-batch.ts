@@ -2,8 +2,12 @@
 // they survive child restarts and resumed crawls), batched: the hot path only bumps a Map, and one
 // MULTI per second carries the deltas. A crash loses at most the last second of these counters;
 // they feed metrics only, never a crawl decision.
-import type { Redis } from "ioredis";
 import type { PageLogLine } from "../shared/types.js";
+
+/** Where the deltas go: the frontier's stats counters (NodeFrontier.addCounters). */
+export interface CounterSink {
+  addCounters(deltas: Iterable<readonly [string, number]>): Promise<void>;
+}
 
 export class StatsBatch {
   private pending = new Map<string, number>();
@@ -11,8 +15,7 @@ export class StatsBatch {
   private flushing: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly redis: Redis,
-    private readonly statsKey: string,
+    private readonly sink: CounterSink,
     flushMs = 1000,
   ) {
     this.timer = setInterval(() => void this.flush().catch(() => undefined), flushMs);
@@ -29,9 +32,7 @@ export class StatsBatch {
       if (this.pending.size === 0) return;
       const batch = this.pending;
       this.pending = new Map();
-      const m = this.redis.multi();
-      for (const [field, by] of batch) m.hincrby(this.statsKey, field, Math.round(by));
-      await m.exec();
+      await this.sink.addCounters(batch);
     });
     return this.flushing;
   }

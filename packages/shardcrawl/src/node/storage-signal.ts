@@ -3,7 +3,7 @@
 // full -- "storage" = an expiry time, so that fetchers stopped by the full parse queue this causes
 // count that time as blocked on storage, not on parsing (lease.lua). The expiry means a parser
 // that dies or recovers stops claiming storage pressure within STALE_MS.
-import type { Redis } from "ioredis";
+import type { NodeFrontier } from "./open-frontier.js";
 import type { WriteBudget } from "../store/write-budget.js";
 
 /** How long one report of a full buffer counts. */
@@ -14,8 +14,7 @@ export class StorageSignal {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
-    private readonly redis: Redis,
-    private readonly flowKey: string,
+    private readonly frontier: Pick<NodeFrontier, "reportWriteBuffer">,
     private readonly consumer: string,
     private readonly budget: WriteBudget,
     private readonly log: (m: string) => void,
@@ -26,9 +25,7 @@ export class StorageSignal {
   }
 
   async publish(now: number = Date.now()): Promise<void> {
-    const m = this.redis.multi().hset(this.flowKey, `wbuf:${this.consumer}`, this.budget.used, `wbpeak:${this.consumer}`, this.budget.peak);
-    if (this.budget.full) m.hset(this.flowKey, "storage", now + STORAGE_SIGNAL_STALE_MS);
-    await m.exec();
+    await this.frontier.reportWriteBuffer(this.consumer, this.budget.used, this.budget.peak, this.budget.full ? now + STORAGE_SIGNAL_STALE_MS : undefined);
   }
 
   stop(): void {

@@ -106,7 +106,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const previousStop = await frontier.clearQuotaStop();
   if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
   // Hosts the previous run left waiting out a robots.txt outage: a new run tries them now.
-  const woken = await frontier.frontier.outages.wakeAll(Date.now());
+  const woken = await frontier.outages.wakeAll(Date.now());
   if (woken) say(`${woken} hosts were waiting for robots.txt (outage); trying them again now`);
 
   // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
@@ -121,7 +121,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
 
   // The site owners' opt-out list from --exclude-file, before any seed is admitted.
   if (config.excludeFile) {
-    const ex = await loadExcludeFile(frontier.frontier, config.excludeFile);
+    const ex = await loadExcludeFile(frontier, config.excludeFile);
     say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
   }
   const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
@@ -150,7 +150,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   ]);
   // A fetcher that dies gives its leases back at once (not after the lease TTL).
   const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid) => {
-    if (spec.role === "fetcher") void releaseDeadFetcher(frontier.frontier, spec.index, pid, say);
+    if (spec.role === "fetcher") void releaseDeadFetcher(frontier, spec.index, pid, say);
   });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
@@ -189,18 +189,18 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A full output disk pauses fetching; this says so and resumes once space is back.
   // With --min-free-disk it pauses before the disk is full, and resumes with hysteresis.
   const minFree = parseMinFreeDisk(config.minFreeDisk);
-  const diskWatch = new DiskPauseWatch(frontier.frontier, config.out, say, ("bytes" in minFree && minFree.bytes === 0) || ("percent" in minFree && minFree.percent === 0) ? {} : { minFree });
+  const diskWatch = new DiskPauseWatch(frontier, config.out, say, ("bytes" in minFree && minFree.bytes === 0) || ("percent" in minFree && minFree.percent === 0) ? {} : { minFree });
   // Closed WARC, CDXJ and page-log files go to the operator's shipping command.
   const shipper = config.onFileClosed
     ? new FileShipper({
       out: config.out, command: config.onFileClosed, deleteShipped: config.deleteShipped, log: say,
-      count: (field, by) => void frontier.frontier.redis.hincrby(frontier.frontier.keys.stats, field, by).catch(() => undefined),
+      count: (field, by) => void frontier.count(field, by).catch(() => undefined),
     })
     : null;
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
-  const deferWatch = new DeferredEndWatch(frontier.frontier.outages, config.maxDeferWaitMs);
+  const deferWatch = new DeferredEndWatch(frontier.outages, config.maxDeferWaitMs);
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());

@@ -9,7 +9,7 @@ import { hostOf, normalizeUrl } from "../url/normalize.js";
 import { ParamStripper } from "../url/strip-params.js";
 import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
 import type { HashedLink } from "../frontier/links.js";
-import { scopeAllows, type ScopeSpec } from "../node/open-frontier.js";
+import { scopeAllows, type ScopeSpec } from "../url/scope-allows.js";
 import { productToken } from "../fetch/robots.js";
 import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";

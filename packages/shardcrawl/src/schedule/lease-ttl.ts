@@ -5,7 +5,6 @@
 // The sample is the node's, not one process's: every fetcher pushes its fetch times to one capped
 // Redis list (P fetchtimes) and reads the whole list back, so all fetchers of a node compute the
 // same percentile from the same recent fetches (SharedLeaseTtl).
-import type { Redis } from "ioredis";
 
 export interface LeaseTtlSettings {
   /** 0 < percentile <= 1, e.g. 0.99. */
@@ -80,7 +79,8 @@ export class SharedLeaseTtl {
   private ttl: number;
   private percentile: number | undefined;
 
-  constructor(private readonly redis: Redis, readonly key: string, private readonly s: LeaseTtlSettings) {
+  /** `exchange` pushes a batch to the node's sample and returns the sample (Frontier.shareFetchTimes). */
+  constructor(private readonly exchange: (batch: number[], size: number) => Promise<number[]>, private readonly s: LeaseTtlSettings) {
     checkSettings(s);
     this.ttl = s.capMs;
   }
@@ -94,13 +94,7 @@ export class SharedLeaseTtl {
   async sync(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
-    const m = this.redis.multi();
-    if (batch.length > 0) m.lpush(this.key, ...batch).ltrim(this.key, 0, this.s.size - 1);
-    m.lrange(this.key, 0, this.s.size - 1);
-    const r = await m.exec();
-    const list = r?.[r.length - 1]?.[1];
-    if (!Array.isArray(list)) return;
-    this.sample = list.map(Number).filter((n) => Number.isFinite(n) && n >= 0);
+    this.sample = await this.exchange(batch, this.s.size);
     this.percentile = percentileOf(this.sample, this.s);
     this.ttl = ttlFromSamples(this.sample, this.s);
   }

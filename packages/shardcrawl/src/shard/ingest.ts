@@ -3,7 +3,7 @@
 // file went to the wrong node) is not dropped: it goes to this node's outbox for its owner.
 import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
-import type { NodeFrontier } from "../node/open-frontier.js";
+import type { AddLinksResult, HashedLink } from "../frontier/index.js";
 import { tierFor, type UrlPrioritizer } from "../schedule/priority.js";
 import { normalizeUrlDetailed, hostOf } from "../url/normalize.js";
 import type { DiscoveredLink } from "../shared/types.js";
@@ -11,6 +11,11 @@ import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
 import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
 import type { OutboxWriter } from "./outbox-writer.js";
 import type { ShardRouter } from "./shard-spec.js";
+
+/** Where ingested links go: the node's frontier (its seen filter drops repeats). */
+export interface LinkSink {
+  addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" }): Promise<AddLinksResult>;
+}
 
 export interface IngestReport {
   files: number;
@@ -30,7 +35,7 @@ export function emptyIngestReport(): IngestReport {
 }
 
 export interface IngestContext {
-  frontier: NodeFrontier;
+  frontier: LinkSink;
   router?: ShardRouter;
   /** Where links owned by others go; required when router is given. */
   outbox?: OutboxWriter;
@@ -61,7 +66,7 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
       links.push({ url: n.url, host, tier: ctx.priority ? ctx.priority.tier(n.url, l.depth) : tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
     }
     if (links.length) {
-      const r = await ctx.frontier.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
+      const r = await ctx.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
       report.added += r.added;
       report.seen += r.seen;
       report.dropped += r.dropped;

@@ -4,6 +4,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { shareFetchTimes } from "../../src/frontier/index.js";
 import { LeaseTtl, SharedLeaseTtl, percentileOf, ttlFromSamples, type LeaseTtlSettings } from "../../src/schedule/lease-ttl.js";
 
 const S: LeaseTtlSettings = { percentile: 0.9, headroom: 2, floorMs: 1000, capMs: 60_000, size: 100, minSamples: 10 };
@@ -42,8 +43,8 @@ describe("SharedLeaseTtl (real Redis)", () => {
   });
 
   it("two fetchers with different fetch times compute the same TTL, from the node's capped sample", async () => {
-    const fast = new SharedLeaseTtl(a, "t1:fetchtimes", S);
-    const slow = new SharedLeaseTtl(b, "t1:fetchtimes", S);
+    const fast = new SharedLeaseTtl((batch, size) => shareFetchTimes(a, "t1:fetchtimes", batch, size), S);
+    const slow = new SharedLeaseTtl((batch, size) => shareFetchTimes(b, "t1:fetchtimes", batch, size), S);
     for (const ms of range(100, 60)) fast.record(ms); // 100..159 ms
     for (const ms of range(20_000, 20, 100)) slow.record(ms); // 20.0..21.9 s
     await fast.sync();
@@ -58,12 +59,12 @@ describe("SharedLeaseTtl (real Redis)", () => {
   });
 
   it("the list stays capped at `size`, newest kept", async () => {
-    const t = new SharedLeaseTtl(a, "t2:fetchtimes", S);
+    const t = new SharedLeaseTtl((batch, size) => shareFetchTimes(a, "t2:fetchtimes", batch, size), S);
     for (const ms of range(1, 250)) t.record(ms);
     await t.sync();
     expect(await a.llen("t2:fetchtimes")).toBe(S.size);
     expect(Math.min(...(await a.lrange("t2:fetchtimes", 0, -1)).map(Number))).toBe(151);
-    const other = new SharedLeaseTtl(b, "t2:fetchtimes", S);
+    const other = new SharedLeaseTtl((batch, size) => shareFetchTimes(b, "t2:fetchtimes", batch, size), S);
     await other.sync();
     expect(other.percentileMs()).toBe(t.percentileMs());
   });

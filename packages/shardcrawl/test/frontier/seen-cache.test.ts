@@ -49,7 +49,7 @@ describe("NodeFrontier.ackPage with the seen cache", () => {
 
   it("sends only links Redis has not taken in yet, and counts the others", async () => {
     const f = await Frontier.open(redis, { prefix: "sc1:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0 });
-    const node = new NodeFrontier(f, redis, "sc1:");
+    const node = new NodeFrontier(f);
     await f.addLinks([link("https://a.test/")], { now: Date.now() });
     const nav = ["https://a.test/x", "https://a.test/y"].map((u) => link(u));
     expect(await node.ackPage("c1", await takeOne(f), nav, { error: null })).toBe(true);
@@ -65,7 +65,7 @@ describe("NodeFrontier.ackPage with the seen cache", () => {
 
   it("does not remember a batch with a refused link: it is sent again and admitted once there is room", async () => {
     const f = await Frontier.open(redis, { prefix: "sc2:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0, maxQueuedPerHost: 1 });
-    const node = new NodeFrontier(f, redis, "sc2:");
+    const node = new NodeFrontier(f);
     await f.addLinks([link("https://a.test/")], { now: Date.now() });
     const id1 = await takeOne(f); // a.test/ leased: the queue is empty, one slot of room
     const links = ["https://a.test/1", "https://a.test/2"].map((u) => link(u));

@@ -2,6 +2,7 @@
 // (a real redis-server from the harness).
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { pageOutcome, StatsBatch } from "../../src/node/stats-batch.js";
+import { Frontier } from "../../src/frontier/index.js";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
 
 describe("pageOutcome", () => {
@@ -27,7 +28,9 @@ describe("StatsBatch", () => {
 
   it("adds the deltas to the stats hash on flush and on close, never twice", async () => {
     const redis = server.client();
-    const batch = new StatsBatch(redis, "t:stats", 60_000);
+    // Through the frontier, which owns the stats hash (P stats).
+    const frontier = await Frontier.open(redis, { prefix: "t:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 } });
+    const batch = new StatsBatch(frontier, 60_000);
     batch.add("page:2xx");
     batch.add("page:2xx");
     batch.add("pageBytes:2xx", 1500);

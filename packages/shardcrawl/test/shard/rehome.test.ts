@@ -41,7 +41,7 @@ describe("rehome after adding a node", () => {
       if (before.ownsHost(d)) hosts.push(`www.${d}`, `blog.${d}`);
     }
     const links = hosts.flatMap((h) => [0, 1, 2, 3, 4].map((k) => ({ url: k === 4 ? `http://${h}/p${k}?q=${k}` : `https://${h}/p${k}`, host: h, tier: k % 4, depth: k, hops: 0 })));
-    await frontier.frontier.addLinks(links, { now: Date.now() });
+    await frontier.addLinks(links, { now: Date.now() });
     expect((await frontier.stats()).queued).toBe(2000);
 
     const outbox = new OutboxWriter({ out, writer: "node0-rehome", maxFileBytes: 1 << 20, dedupEntries: 100_000 });
