@@ -1,6 +1,8 @@
-// The Redis keyspace of one crawl on one node. Every key starts with the crawl prefix P (default
-// "sc:"), so one Redis can hold several crawls. The Lua scripts in lua/ build the same names from
-// P (the node's Redis is not a cluster, so scripts may compute key names); keep both in step.
+// The Redis keyspace of one crawl on one node, listed here and nowhere else. Every key starts with
+// the crawl prefix P (default "sc:"), so one Redis can hold several crawls. Only frontier/ builds
+// key names (FrontierKeys below, and the Lua scripts in lua/, which compute the same names from P:
+// the node's Redis is not a cluster); test/frontier/keyspace-owner.test.ts checks that no other
+// source file spells one. Each script's "Touches" header lists the keys it reads and writes.
 //
 //   P h:<host>          hash   per-host state, one-letter fields to stay small with millions of hosts:
 //                              o origin ("https://www.d1.test") of the host's first URL
@@ -100,6 +102,18 @@
 //                              connected to): lease id -> lease expiry; expired members are dropped on acquire
 //   P ipo:<owner>       set    "<addr>\t<lease id>" slots a fetcher holds (returned at once when it dies:
 //                              release_owner.lua)
+//   P scope:mode        string the crawl scope: "domains" | "hosts" | "any" (crawl-scope.ts; written at start)
+//   P scope:keys        set    registrable domains (mode domains) or hosts (mode hosts) of the seeds
+//   Per-URL re-crawl history (schedule/recrawl/history-store.ts, lua/record_visit.lua, the only script
+//   called with KEYS: the four below):
+//   P rh:<host>         hash   path+query -> binary history record (schedule/recrawl/history-codec.ts)
+//   P rm:<host>         hash   the host's re-crawl counters (fetches, changes, unchanged, not_modified,
+//                              bytes, v_honoured, v_ignored, v_churning)
+//   P rm                hash   the same counters for the whole node
+//   P rv                stream visit outcomes (u url, c changed 1/0/-, t time, k cost), capped; the
+//                              re-crawl loop reads it
+//   P rhint             stream change hints from sitemaps (written by parsers, read by the re-crawl loop)
+//   Rehoming (queue-handover.ts, lua/rehome_trim.lua) walks P h:<host> and trims P q<tier>:<host>.
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
 //                              dropped:<reason>, duplicates, seenCached (duplicates a parser's seen cache

@@ -22,7 +22,7 @@ import { SHED_LOG_MAX } from "./keys.js";
 const LUA_DIR = new URL("./lua/", import.meta.url);
 
 /** Script name -> whether it includes lib.lua ("bloom": bloom_lib.lua only; lib.lua scripts get bloom_lib.lua too). */
-const SCRIPT_FILES = {
+export const SCRIPT_FILES = {
   add_links: true,
   lease: true,
   complete_page: true,

@@ -6,6 +6,7 @@
 -- ARGV: [1..4] common (lib.lua); [5] consumer; [6] page id; [7] parse error class ("" = none);
 --       [8..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
 -- Touches: P pi:<consumer>, P pg:<id>, P pqt, P pqb, P stats, P bf:<i>, P bf:grow, P bf<s>:<i>, P h:<host>, P q<tier>:<host>, P ready
+--          and through lib.lua: P bf:plan, P big, P d:<domain>, P dh, P dw:<domain>, P flow, P flowcfg (read), P held, P shedlog, P spill
 -- Returns: {1, added, seen, dropped} | {-1, 0, 0, 0} when the page was not in this consumer's
 --          in-flight list (recovered and handed to someone else): nothing is changed.
 if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then

@@ -7,6 +7,7 @@
 --       [last] optional: "pk\n" then "<host>\t<domain>\n" per host of the call (domain politeness)
 -- Touches: P bf:<i>, P bf:grow, P bf:plan, P bf<s>:<i> (bloom_lib.lua), P h:<host>, P q<tier>:<host>, P ready, P stats,
 --          P d:<domain>, P dw:<domain>, P dh
+--          and through lib.lua: P big, P flow, P flowcfg (read), P held, P shedlog, P spill
 -- Returns: {added, seen, dropped}
 local added, seen, dropped = add_links(6)
 if added > 0 then stat(ARGV[5], added) end

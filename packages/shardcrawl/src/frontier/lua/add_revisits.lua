@@ -7,6 +7,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] tier; [6..] host, full URL pairs
 -- Touches: P h:<host>, P q<tier>:<host>, P ready, P stats
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: the number of URLs queued
 local tier = tonumber(ARGV[5])
 if not tier or tier < 0 or tier > MAX_TIER then return redis.error_reply('add_revisits: bad tier ' .. tostring(ARGV[5])) end

@@ -8,7 +8,8 @@
 -- bloom-filters), so the client's hashing and the link records stay the same as the filter grows.
 -- Keys (names computed from the prefix): P bf:grow (hash: s stages in use, c insertions into the
 -- newest, cap its capacity, c<i> insertions of an earlier stage), P bf:plan (string
--- "m,k,n;m,k,n;..." per stage), P bf<i>:<seg> (segments of stage i >= 1).
+-- "m,k,n;m,k,n;..." per stage), P bf<i>:<seg> (segments of stage i >= 1), P stats (bloom:grown,
+-- counted when a stage is added).
 -- A crawl without P bf:grow (a filter no code has planned yet) behaves as a fixed filter.
 
 local BF = nil

@@ -3,6 +3,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1] prefix P; [2] segment size in bits; [3] k; [4] k stage-0 positions per URL as big-endian u48
 -- Touches (read): P bf:<i>, P bf:grow, P bf:plan, P bf<stage>:<i>
+--          P stats only through bloom_lib.lua bf_grow, which a test (no bits set) never reaches
 -- Returns: one 1 (maybe seen) or 0 (certainly not seen) per URL
 local P = ARGV[1]
 local seg = tonumber(ARGV[2])

@@ -8,6 +8,7 @@
 -- The page hash also keeps the lease's host, tier and queue element (h, t, e), so a page whose
 -- spooled body is lost can be put back in its queue (refetch_page.lua).
 -- Touches: P lease, P leases, P h:<host>, P ready, P stats, P pageseq, P pg:<id>, P pq, P pqt, P pqb, P flowcfg, P press
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P held, P lo:<owner>
 -- Returns: {'ok', page id} | {'expired'} (lease already reaped: the URL is queued again, the page is dropped)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 if not host then return {'expired'} end

@@ -8,6 +8,7 @@
 --       [9] reason counted as stats "retry:<reason>" ("" = none);
 --       [10..13] host feedback (lib.lua feedback: signal, latency ms, start ms, not-before ms; optional)
 -- Touches: P lease, P leases, P h:<host>, P q<tier>:<host>, P ready, P stats, P flowcfg, P press
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P held, P lo:<owner>
 -- Returns: 'ok' | 'expired' (lease already reaped; the reaper put the URL back already)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 if not host then return 'expired' end

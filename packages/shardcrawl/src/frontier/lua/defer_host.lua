@@ -8,6 +8,7 @@
 --       [11] last error text
 -- Touches: P lease, P leases, P lo:<owner>, P h:<host>, P q<tier>:<host>, P ready, P stats,
 --          P ro:<host>, P rdefer, P held, P d:<domain>, P dw:<domain>
+--          and through lib.lua: P flowcfg (read)
 -- Returns: 'ok' | 'expired' (lease already reaped; the reaper put the URL back already)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 local h = host or ARGV[6]

@@ -5,6 +5,7 @@
 -- A prefix is matched against each element's full URL (el_full), read in chunks into a temporary
 -- list that replaces the queue, so memory stays bounded per call of Redis.
 -- Touches: P h:<host>, P q<tier>:<host>, P tmp:excl, P ready, P big, P stats, P d:<domain>, P dw:<domain>
+--          and through lib.lua: P flowcfg (read), P held
 -- Returns: URLs removed
 local host = ARGV[5]
 local prefix = ARGV[6]

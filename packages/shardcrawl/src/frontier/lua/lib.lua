@@ -8,7 +8,10 @@
 --   P h:<host> (hash), P q<tier>:<host> (list), P ready (zset), P stats (hash),
 --   P leases (zset), P lease (hash), P lo:<owner> (set: lease ids of one owner), P bf:<i> (Bloom segment strings),
 --   P flowcfg (hash, read: flow-control settings written at open), P press (zset: hosts under
---   back-off, scored by pressure), P spill (list: URLs shed in spill mode, drained to disk)
+--   back-off, scored by pressure), P spill (list: URLs shed in spill mode, drained to disk),
+--   P big (zset: shedding victims), P shedlog (list), P flow (hash: node-wide signals),
+--   P d:<domain>, P dw:<domain>, P held (domain politeness), P dh (hosts per domain),
+--   P pg:<id>, P pqt, P pqb (a page forgotten with its lease)
 
 local P = ARGV[1]
 local NOW = tonumber(ARGV[2])

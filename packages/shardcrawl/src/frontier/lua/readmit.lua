@@ -10,6 +10,7 @@
 --       [7] spill file name ("" = entries not from a file); [8] index of the first entry in that file;
 --       [9..] spilled entries "<host>\t<tier>\t<full url + suffix>"
 -- Touches: P h:<host>, P q<tier>:<host>, P ready, P stats, P spill, P flow, P spillpos
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: {readmitted, returned to P spill, file position after the call (-1 = refused: stale index)}
 local max_host = tonumber(ARGV[5])
 local max_total = tonumber(ARGV[6])

@@ -5,6 +5,7 @@
 -- ARGV: [1..4] common (lib.lua); [5] max expiry to reap (ms, or "+inf"); [6] max leases this call;
 --       [7] "1" to count the expiry as an attempt, else "0"; [8] stats counter ("reaped" | "recovered")
 -- Touches: P leases, P lease, P lo:<owner>, P h:<host>, P q<tier>:<host>, P ready, P stats
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: number of leases returned
 local ids = redis.call('ZRANGEBYSCORE', K_LEASES, '-inf', ARGV[5], 'LIMIT', 0, tonumber(ARGV[6]))
 for _, id in ipairs(ids) do

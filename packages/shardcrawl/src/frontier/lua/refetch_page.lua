@@ -5,6 +5,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] consumer; [6] page id
 -- Touches: P pi:<consumer>, P pg:<id>, P pqt, P pqb, P stats, P h:<host>, P q<tier>:<host>, P ready
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: 1 | 0 when the page was not in this consumer's in-flight list (nothing is changed) |
 --          -1 when the page kept no queue element (its body was in Redis): it is deleted.
 if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then return 0 end

@@ -7,6 +7,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] owner
 -- Touches: P ipo:<owner>, P ip:<addr>, P lo:<owner>, P leases, P lease, P h:<host>, P q<tier>:<host>, P ready, P stats
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: number of leases returned
 local key = owner_key(ARGV[5])
 local n = 0

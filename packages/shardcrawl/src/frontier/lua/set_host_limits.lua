@@ -4,6 +4,7 @@
 -- ARGV: [1..4] common (lib.lua); [5] host; [6] delay override ms ("" = keep, "-" = clear);
 --       [7] concurrency ("" = keep, "-" = clear)
 -- Touches: P h:<host>, P ready
+--          and through lib.lua: P d:<domain>, P dw:<domain>, P flowcfg (read), P held
 -- Returns: 1
 local host = ARGV[5]
 local hk = hkey(host)

@@ -5,6 +5,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] batch size
 -- Touches: P rdefer, P ro:<host>, P h:<host>, P ready, P held, P d:<domain>, P dw:<domain>
+--          and through lib.lua: P flowcfg (read)
 -- Returns: {hosts looked at, hosts woken}
 local K_RDEFER = P .. 'rdefer'
 local hosts = redis.call('ZRANGEBYSCORE', K_RDEFER, '(' .. int(NOW), '+inf', 'LIMIT', 0, tonumber(ARGV[5]))
