@@ -1,6 +1,7 @@
 // Typed linting: no-floating-promises and friends catch the bugs a crawler full of sockets breeds.
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
+import { boundaries } from "./eslint.boundaries.js";
 
 export default tseslint.config(
   { ignores: ["**/dist/**", "**/node_modules/**", "out/**", "tmp/**", "bench-results/**"] },
@@ -19,6 +20,7 @@ export default tseslint.config(
       "@typescript-eslint/no-unnecessary-type-assertion": "off",
     },
   },
+  ...boundaries,
   {
     files: ["**/*.js", "**/*.mjs"],
     ...tseslint.configs.disableTypeChecked,

@@ -3,10 +3,7 @@
 // second) and on a stopped one (its Redis is started on its AOF for the change, like `inspect`).
 // `add` also removes the queued URLs the new entry covers before it returns.
 import { parseArgs } from "node:util";
-import { ExclusionList, parseExclusionPattern, type Exclusion } from "../frontier/exclusions.js";
-import { purgeExcluded } from "../frontier/exclusion-purge.js";
-import { FrontierKeys } from "../frontier/keys.js";
-import { Scripts } from "../frontier/scripts.js";
+import { ExclusionList, FrontierKeys, Scripts, parseExclusionPattern, purgeExcluded, type Exclusion } from "../frontier/index.js";
 import { openTarget } from "./inspect/node-target.js";
 import { UsageError } from "./flags.js";
 

@@ -4,7 +4,7 @@ import { DEFAULT_STRIP_PARAMS, ParamStripper } from "../url/strip-params.js";
 import { parseMinFreeDisk } from "./disk-space.js";
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
-import { buildUrlFilters } from "../frontier/url-filters.js";
+import { buildUrlFilters } from "../frontier/index.js";
 import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";

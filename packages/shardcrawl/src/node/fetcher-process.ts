@@ -21,7 +21,6 @@ import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
 import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
-import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { DnsStatsReporter } from "../fetch/dns-stats.js";

@@ -3,7 +3,7 @@
 // Bloom positions) cost more to clone than the WARC bytes. Links travel as parallel arrays and
 // one Float64Array of positions (exact: positions are below 2^46), and the ArrayBuffers are
 // transferred, not copied.
-import type { HashedLink } from "../frontier/links.js";
+import type { HashedLink } from "../frontier/hashing.js";
 import type { WorkerResult } from "./worker.js";
 
 export interface PackedLinks {

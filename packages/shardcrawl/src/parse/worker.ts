@@ -7,8 +7,7 @@ import { buildPageDerivatives, type DerivativeKinds } from "../store/page-deriva
 import type { CdxFields } from "../store/cdxj.js";
 import { hostOf, normalizeUrl } from "../url/normalize.js";
 import { ParamStripper } from "../url/strip-params.js";
-import { BloomHasher, type BloomParams } from "../frontier/bloom.js";
-import type { HashedLink } from "../frontier/links.js";
+import { BloomHasher, type BloomParams, type HashedLink } from "../frontier/hashing.js";
 import { scopeAllows, type ScopeSpec } from "../url/scope-allows.js";
 import { productToken } from "../fetch/robots.js";
 import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";

@@ -3,12 +3,9 @@
 // queues and lists are chunked and bounded (maxScan), so a host with a million queued URLs costs
 // a bounded number of round trips.
 import type { Redis } from "ioredis";
-import { BloomHasher, initBloom, type BloomParams } from "../../frontier/bloom.js";
-import { decodeElement } from "../../frontier/element.js";
-import { FrontierKeys } from "../../frontier/keys.js";
-import { writePositions } from "../../frontier/links.js";
-import { RobotsCache, type RobotsCacheEntry } from "../../frontier/robots-cache.js";
-import { Scripts } from "../../frontier/scripts.js";
+import {
+  BloomHasher, CrawlScopeStore, FrontierKeys, RobotsCache, Scripts, decodeElement, initBloom, writePositions, type BloomParams, type RobotsCacheEntry,
+} from "../../frontier/index.js";
 import { MAX_TIER } from "../../shared/types.js";
 import { registrableDomain, type ScopeMode } from "../../url/scope.js";
 
@@ -206,13 +203,14 @@ export class FrontierReader {
     return { entry, ttlMs: (await new RobotsCache(this.redis, this.keys).freshForMs(origin)) ?? 0 };
   }
 
-  /** The scope stored by the node at start (node/open-frontier.ts saveScope), evaluated for one host. */
+  /** The scope stored by the node at start (frontier/crawl-scope.ts), evaluated for one host. */
   async scopeOf(host: string): Promise<ScopeVerdict | null> {
-    const mode = (await this.redis.get(`${this.keys.prefix}scope:mode`)) as ScopeMode | null;
+    const scope = new CrawlScopeStore(this.redis, this.keys);
+    const mode = await scope.mode();
     if (mode === null) return null;
     if (mode === "any") return { mode, inScope: true };
     const key = mode === "domains" ? registrableDomain(host) : host;
-    return { mode, key, inScope: (await this.redis.sismember(`${this.keys.prefix}scope:keys`, key)) === 1 };
+    return { mode, key, inScope: await scope.has(key) };
   }
 
   /** Flow-control settings the node published (P flowcfg): host page budget, shed mode... */

@@ -1,6 +1,6 @@
 // `shardcrawl inspect host`: one host as its node sees it -- queues by tier, robots rules in force,
 // politeness and adaptive limits, next start, page budget, recent outcomes and sheds.
-import { FrontierKeys } from "../../frontier/keys.js";
+import { FrontierKeys, parseOutage } from "../../frontier/index.js";
 import { productToken } from "../../fetch/robots.js";
 import type { PageLogLine } from "../../shared/types.js";
 import { FrontierReader, type LeaseInfo, type ScopeVerdict, type ShedEntry } from "./frontier-reader.js";
@@ -9,7 +9,6 @@ import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfHost } from "./page-log-scan.js";
 import { robotsGroupFor } from "./robots-group.js";
 import { ShardRouter } from "../../shard/shard-spec.js";
-import { parseOutage } from "../../frontier/robots-outages.js";
 import type { OutageState } from "../../fetch/robots-outage.js";
 
 const BACKOFF_BASE_MS = 100; // lib.lua: a zero delay under rate back-off still gets gaps

@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
-import { buildUrlFilters, filterUrl } from "../../frontier/url-filters.js";
+import { ExclusionList, FrontierKeys, buildUrlFilters, filterUrl } from "../../frontier/index.js";
 import { ShardRouter } from "../../shard/shard-spec.js";
 import { hostOf, normalizeUrl } from "../../url/normalize.js";
 import { registrableDomain } from "../../url/scope.js";
@@ -11,8 +11,6 @@ import { ParamStripper } from "../../url/strip-params.js";
 import { FrontierReader, matchSpillLine } from "./frontier-reader.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfUrl } from "./page-log-scan.js";
-import { ExclusionList } from "../../frontier/exclusions.js";
-import { FrontierKeys } from "../../frontier/keys.js";
 import { decideUrlVerdict, type RobotsCheck, type UrlFacts, type UrlVerdict } from "./url-verdict.js";
 
 export interface InspectLimits {

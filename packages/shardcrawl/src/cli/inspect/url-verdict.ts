@@ -3,7 +3,7 @@
 // queued, page log, spill, shed log) is reported as it happened; refusals that leave no record
 // (scope, URL filters, host page budget, robots.txt) are recomputed from the node's stored config.
 import type { PageLogLine } from "../../shared/types.js";
-import type { Exclusion } from "../../frontier/exclusions.js";
+import type { Exclusion } from "../../frontier/index.js";
 import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-reader.js";
 
 export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";

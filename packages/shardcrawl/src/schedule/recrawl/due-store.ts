@@ -16,8 +16,7 @@
 // scheduler.ts; what does not fit is due again next cycle. (Under the "changes" objective the
 // parameter in the place of μ is the reference x of optimum.ts changesFrequencyAt; same direction.)
 import type { Redis } from "ioredis";
-import { FrontierKeys } from "../../frontier/keys.js";
-import { Scripts } from "../../frontier/scripts.js";
+import { FrontierKeys, Scripts } from "../../frontier/index.js";
 import { mulberry32 } from "../../shared/prng.js";
 import { type LogNormalPrior, estimateRate } from "./estimator.js";
 import { decodeHistory, type UrlHistory } from "./history-codec.js";
