@@ -85,10 +85,6 @@ type Connector = (options: buildConnector.Options, callback: buildConnector.Call
 const socketFacts = new WeakMap<object, SocketFacts>();
 const failureFacts = new WeakMap<object, ConnectFailureFacts>();
 
-export function factsOfSocket(socket: object): SocketFacts | undefined {
-  return socketFacts.get(socket);
-}
-
 export function factsOfConnectError(err: unknown): ConnectFailureFacts | undefined {
   return typeof err === "object" && err !== null ? failureFacts.get(err) : undefined;
 }

@@ -9,8 +9,6 @@
 /** A filter returns undefined to pass a URL, or the reason it refuses it (a counter name). */
 export type UrlFilter = (url: string) => string | undefined;
 
-export const DEFAULT_URL_FILTERS: readonly string[] = ["max-path-depth=16", "max-repeated-segment=3", "max-query-params=8"];
-
 /** The path part of a normalized absolute URL ("" when there is none). */
 function pathOf(url: string): string {
   const scheme = url.indexOf("://");

@@ -115,11 +115,6 @@ export function openNodeLogger(s: LogSettings): NodeLogger {
   };
 }
 
-/** A logger that writes nothing (tools that run without an output folder). */
-export function silentLogger(): Logger {
-  return pino({ level: "silent" });
-}
-
 /** The file base name of a process's log: its role, with the index when a node runs several of that role. */
 export function logFileName(role: string, index?: number): string {
   return index === undefined ? role : `${role}-${index}`;

@@ -1,7 +1,7 @@
 // The supervisor of one node: repairs output left by a crash, starts (or re-attaches to) the
 // node's Redis, recovers work a dead run held, loads seeds, forks fetchers and parsers, reaps
 // expired leases, serves /status and /metrics, shows progress, and decides when the crawl is done.
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import { ChildGroup, type ChildSpec } from "./children.js";
@@ -314,7 +314,4 @@ export function formatSummary(s: CrawlSummary): string {
   ].join("\n");
 }
 
-export function readPreviousSummary(out: string): CrawlSummary | null {
-  const p = join(out, "summary.json");
-  return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as CrawlSummary) : null;
-}
+

@@ -262,7 +262,7 @@ describe("write failures", () => {
   test.each([1, 4])("a WARC writer hitting the file size limit (ulimit -f) reports EFBIG, rolls back, and leaves a valid file (%i appends at a time)", async (together) => {
     const dir = await tempDir("full");
     const child = fileURLToPath(new URL("./fixtures/write-until-full.mjs", import.meta.url));
-    const src = fileURLToPath(new URL("../../src/store/index.ts", import.meta.url));
+    const src = fileURLToPath(new URL("../../src/store", import.meta.url));
     const out = await new Promise<string>((resolve, reject) => {
       // ulimit -f counts 1024-byte blocks: 64 KiB per file.
       const proc = spawn("bash", ["-c", 'ulimit -f 64 && exec "$0" "$@"', process.execPath, child, src, dir, String(together)], { stdio: ["ignore", "pipe", "pipe"] });
