@@ -5,6 +5,7 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Redis } from "ioredis";
+import { afterAll, beforeAll } from "vitest";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -60,5 +61,25 @@ export async function startRedis(opts: { appendonly?: boolean } = {}): Promise<T
       await new Promise((r) => (proc.exitCode !== null ? r(null) : proc.once("exit", r)));
       rmSync(dir, { recursive: true, force: true });
     },
+  };
+}
+
+/**
+ * The one start-Redis fixture of a test file: a redis-server for the file's tests (started in
+ * beforeAll, stopped in afterAll). `onStart` gets it first (to make clients); the returned
+ * function gives it to tests.
+ */
+export function useRedis(onStart?: (server: TestRedis) => void, opts: { appendonly?: boolean } = {}): () => TestRedis {
+  let server: TestRedis | undefined;
+  beforeAll(async () => {
+    server = await startRedis(opts);
+    onStart?.(server);
+  });
+  afterAll(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (!server) throw new Error("useRedis: the redis-server starts in beforeAll");
+    return server;
   };
 }

@@ -25,7 +25,7 @@ export { SpillStore, DEFAULT_SPILL } from "./spill-store.js";
 export type { SpillSettings, SpillCounts } from "./spill-store.js";
 export { MemoryGovernor, redisUsedMemory } from "./memory-governor.js";
 export type { MemoryBudget, GovernorReading } from "./memory-governor.js";
-export { Scripts } from "./scripts.js";
+export { Scripts, SCRIPT_FILES } from "./scripts.js";
 export type { ScriptArg, ScriptName } from "./scripts.js";
 export { handOverQueues, elementUrl } from "./queue-handover.js";
 export type { HandoverCounts, QueuedUrl } from "./queue-handover.js";

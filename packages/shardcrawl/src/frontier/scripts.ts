@@ -112,6 +112,13 @@ export class Scripts {
     }
   }
 
+  /** The full source of a script as it is sent (helpers prepended). */
+  source(name: ScriptName): string {
+    const script = this.scripts.get(name);
+    if (!script) throw new Error(`frontier: no script ${name}`);
+    return script.lua;
+  }
+
   /** Runs a script; bulk replies come back as strings. */
   run(name: ScriptName, args: ScriptArg[]): Promise<unknown> {
     return this.send(name, [], args, "utf8");

@@ -313,5 +313,3 @@ export function formatSummary(s: CrawlSummary): string {
     `  child restarts ${s.restarts}; output in ${s.out} (warc/, pages/, summary.json)`,
   ].join("\n");
 }
-
-

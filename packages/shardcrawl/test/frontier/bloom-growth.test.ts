@@ -3,8 +3,8 @@
 // inserted URL is missed, and a filter built before growth existed resumes with its insertions
 // estimated. Small design capacity keeps it fast. Prints bits and Redis bytes per URL.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { BLOOM_WARN_RATIO, bloomStages, Frontier } from "../../src/frontier/index.js";
 import { renderMetrics } from "../../src/node/metrics.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
@@ -12,12 +12,9 @@ import type { DiscoveredLink } from "../../src/shared/types.js";
 let server: TestRedis;
 let redis: Redis;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
+useRedis((started) => {
+  server = started;
+  redis = started.client();
 });
 
 const hostOf = (i: number) => `www.site${i % 211}.test`;

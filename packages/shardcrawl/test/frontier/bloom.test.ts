@@ -2,20 +2,17 @@
 // segments, parameters that persist and refuse to change. Also prints the hashing cost.
 import bloomFilters from "bloom-filters";
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 
 let server: TestRedis;
 let redis: Redis;
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
+useRedis((started) => {
+  server = started;
+  redis = started.client();
 });
 
 const linkOf = (url: string, host: string): DiscoveredLink => ({ url, host, tier: 0, depth: 1, hops: 0 });

@@ -2,20 +2,14 @@
 // farm's new hosts stop being admitted at the cap, hosts already admitted go on, other domains are
 // not touched, and every refusal is counted.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 
-let server: TestRedis;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 const link = (host: string, path: string): DiscoveredLink => ({ url: `http://${host}/${path}`, host, tier: 0, depth: 1, hops: 0 });

@@ -2,12 +2,11 @@
 // hosts of one domain share one clock and one in-flight limit, take turns (round robin), a domain
 // with many hosts is one entry in the ready schedule, and other domains are not held back.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link, page } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
@@ -16,12 +15,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `dp${++n}:`, bloom, politenessKey: "domain", ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 describe("politeness per registrable domain", () => {

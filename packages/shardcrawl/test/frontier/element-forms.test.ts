@@ -5,13 +5,12 @@
 // leased, retried, spilled and shed as the exact URL with its depth, hops and attempt, so a node
 // that restarts on an older Redis (AOF) needs no conversion.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { decodeElement, encodeRelative } from "../../src/frontier/element.js";
 import { checkInvariants, link } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 
@@ -19,12 +18,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `forms${++n}:`, bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0, ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 /** Leases everything (one host at a time, every lease failed), returning url/depth/hops/attempt in lease order. */

@@ -2,14 +2,13 @@
 // hosts and URL prefixes, counted), refusal at admission, and the list seen by another process's
 // Frontier after a change.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { ExclusionSet, hostUnder, parseExclusionPattern } from "../../src/frontier/exclusions.js";
 import { parseExcludeFile } from "../../src/node/exclude-file.js";
 import { checkInvariants, link } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
@@ -18,12 +17,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `ex${++n}:`, bloom, ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 describe("exclusion patterns", () => {

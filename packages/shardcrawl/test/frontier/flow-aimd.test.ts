@@ -3,13 +3,12 @@
 // passed, the floor then a delay multiplier, Retry-After as the host's not-before, the pressure
 // index, and the node-wide signals (global cap, upstream pause, quota stop).
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import type { Lease } from "../../src/shared/types.js";
 import { checkInvariants, link, page } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
@@ -19,12 +18,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `aimd${++n}:`, bloom, politenessKey: "host", ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 async function limitOf(f: Frontier, host: string): Promise<{ a: number | undefined; m: number }> {

@@ -5,12 +5,11 @@ import { existsSync, mkdtempSync, readdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { buildUrlFilters, filterUrl, Frontier, MemoryGovernor, SpillStore, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 100_000, falsePositiveRate: 0.001 };
@@ -19,12 +18,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `shed${++n}:`, bloom, delayMs: 0, ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 async function queue(f: Frontier, host: string, tier: number): Promise<string[]> {

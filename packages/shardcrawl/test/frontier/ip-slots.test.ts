@@ -2,23 +2,18 @@
 // a release frees, an expired lease's slot frees itself, and a dead fetcher's slots come back with
 // its leases (release_owner.lua).
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
 import { takeIpSlot } from "../../src/node/ip-slots.js";
 import { link } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 describe("IP slots", () => {

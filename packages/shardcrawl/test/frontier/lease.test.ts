@@ -1,8 +1,8 @@
 // Leasing against a real redis-server: order, FIFO within tiers, politeness over real time,
 // concurrency, host independence, budget, parse-queue back-pressure, requeue and host limits.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link, page, sleep } from "./helpers.js";
 
@@ -16,12 +16,9 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `t${++n}:`, bloom, ...opts });
 }
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
+useRedis((started) => {
+  server = started;
+  redis = started.client();
 });
 
 describe("lease order", () => {

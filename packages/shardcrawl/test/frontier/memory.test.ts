@@ -1,23 +1,17 @@
 // Queue compactness: Redis MEMORY USAGE of the host queues per queued URL versus the raw
 // path+query bytes, for 100k typical URLs; and the robots cache round trip.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { decodeElement, Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 import { MAX_TIER } from "../../src/shared/types.js";
 import { sleep } from "./helpers.js";
 import { prng } from "../prng.js";
 
-let server: TestRedis;
 let redis: Redis;
-
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 const WORDS = ["news", "world", "sport", "business", "tech", "science", "health", "travel", "culture", "opinion", "local",

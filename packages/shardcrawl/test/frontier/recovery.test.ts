@@ -1,8 +1,8 @@
 // Nothing is lost: the reaper returns expired leases, recoverAll returns a dead run's leases and
 // parse in-flight pages, the parse queue survives a consumer crash, and add-links is atomic.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link, page, sleep } from "./helpers.js";
 
@@ -12,12 +12,9 @@ let n = 0;
 const bloom = { expectedUrls: 100_000, falsePositiveRate: 0.0001 };
 const open = (opts: FrontierOptions = {}) => Frontier.open(redis, { prefix: `r${++n}:`, bloom, ...opts });
 
-beforeAll(async () => {
-  server = await startRedis();
-  redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
+useRedis((started) => {
+  server = started;
+  redis = started.client();
 });
 
 /** Leases, fetches and parses until the crawl is done; returns every URL that reached the parse stage. */

@@ -1,8 +1,8 @@
 // The parser's seen cache: bounded, keeps repeats, and at the ack never hides a URL the seen filter
 // does not hold (a refused link is sent again later and admitted once there is room).
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
 import { SeenCache } from "../../src/frontier/seen-cache.js";
 import { NodeFrontier } from "../../src/node/open-frontier.js";
@@ -26,14 +26,9 @@ describe("SeenCache", () => {
   });
 });
 
-let server: TestRedis;
 let redis: Redis;
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 describe("NodeFrontier.ackPage with the seen cache", () => {

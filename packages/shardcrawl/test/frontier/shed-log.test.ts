@@ -1,13 +1,12 @@
 // P shedlog against a real redis-server: every URL shed from a queue (drop mode) or refused for
 // want of room is noted with its reason, newest first, and the list stays capped.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { SHED_LOG_MAX } from "../../src/frontier/keys.js";
 import { link } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 
@@ -20,13 +19,8 @@ async function shedLog(f: Frontier): Promise<string[][]> {
   return (await redis.lrange(f.keys.shedLog, 0, -1)).map((e) => e.split("\t").slice(1));
 }
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  redis.disconnect();
-  await server.stop();
 });
 
 describe("shed log", () => {

@@ -3,11 +3,10 @@
 // queue, pages that stop answering leave, and a reopened schedule (a restarted supervisor) carries
 // on from Redis alone: same state, the debt kept, and no scan of the pages.
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { describe, expect, it } from "vitest";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { DAY_MS, RecrawlHistoryStore, RedisRecrawlSchedule, decodeHistory } from "../../src/schedule/recrawl/index.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const T0 = Date.UTC(2025, 0, 1);
@@ -16,12 +15,8 @@ const CYCLE = 15 * 60_000;
 const PENDING = 20 * CYCLE;
 const hex = (i: number) => i.toString(16).padStart(16, "0");
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 /** A fresh prefix with `pages` pages on 5 hosts, each visited once at T0 (+ i ms) and recorded in the schedule. */

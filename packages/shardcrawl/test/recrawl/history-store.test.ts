@@ -3,27 +3,22 @@
 // URL stay small.
 import fc from "fast-check";
 import type { Redis } from "ioredis";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { Scripts } from "../../src/frontier/index.js";
-import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { useRedis } from "../../../../test/harness/redis.js";
 import {
   BUCKETS, DAY_MS, FIXED_BYTES, RecrawlHistoryStore, decodeHistory, emptyHistory, encodeHistory, estimateRate, observe, priorAround,
   type UrlHistory,
 } from "../../src/schedule/recrawl/index.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const store = () => new RecrawlHistoryStore(redis, `t${++n}:`, 1000);
 const T0 = Date.UTC(2025, 0, 1);
 const hex = (i: number) => i.toString(16).padStart(16, "0");
 
-beforeAll(async () => {
-  server = await startRedis();
+useRedis((server) => {
   redis = server.client();
-});
-afterAll(async () => {
-  await server.stop();
 });
 
 describe("history record codec", () => {
