@@ -13,6 +13,7 @@ import { OUTBOX_SUFFIX, inboxDir } from "../shard/outbox-format.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { UsageError } from "./flags.js";
+import { runningNodePid } from "../node/running-node.js";
 
 export const INGEST_USAGE = `usage: shardcrawl ingest --out <dir> [--redis <url>] <outbox files...>
 
@@ -26,19 +27,6 @@ and the node ingests them itself.
 export function readNodeConfig(out: string): NodeConfig | null {
   const p = join(out, "node-config.json");
   return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as NodeConfig) : null;
-}
-
-function runningPid(out: string): number | null {
-  const p = join(out, "status.json");
-  if (!existsSync(p)) return null;
-  const { pid } = JSON.parse(readFileSync(p, "utf8")) as { pid?: number };
-  if (!pid) return null;
-  try {
-    process.kill(pid, 0);
-    return pid;
-  } catch {
-    return null;
-  }
 }
 
 export const INGEST_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
@@ -62,7 +50,7 @@ export async function runIngestCommand(argv: string[]): Promise<number> {
     process.stderr.write("ingest: no files given; nothing to do\n");
     return 0;
   }
-  const pid = v.redis ? null : runningPid(v.out);
+  const pid = v.redis ? null : runningNodePid(v.out);
   if (pid) {
     mkdirSync(inboxDir(v.out), { recursive: true });
     // Copy under a temporary name, then rename, so the node never reads a half-copied file.

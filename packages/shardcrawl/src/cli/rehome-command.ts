@@ -14,6 +14,7 @@ import { ShardRouter, parseShardFlag, type ShardConfig } from "../shard/shard-sp
 import { loadClusterFile } from "./cluster-file.js";
 import { UsageError } from "./flags.js";
 import { readNodeConfig } from "./ingest-command.js";
+import { runningNodePid } from "../node/running-node.js";
 
 export const REHOME_USAGE = `usage: shardcrawl rehome --out <dir> (--cluster <new cluster file> --name <node> | --shard <i>/<n>) [--redis <url>]
 
@@ -21,19 +22,6 @@ Run on a stopped node after nodes were added, removed or re-weighted: moves the 
 hosts the node no longer owns to <dir>/outbox/<new owner>/ (leases of the last run are returned to
 the queues first). Then exchange the outboxes and start the nodes with the new cluster file.
 `;
-
-function isRunning(out: string): boolean {
-  const p = join(out, "status.json");
-  if (!existsSync(p)) return false;
-  const { pid } = JSON.parse(readFileSync(p, "utf8")) as { pid?: number };
-  if (!pid) return false;
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 export const REHOME_OPTIONS = { out: { type: "string" }, cluster: { type: "string" }, name: { type: "string" }, shard: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
 
@@ -62,7 +50,7 @@ export async function runRehomeCommand(argv: string[]): Promise<number> {
       throw new UsageError((e as Error).message);
     }
   } else throw new UsageError("rehome: give --cluster <file> --name <node> or --shard <i>/<n>");
-  if (!v.redis && isRunning(v.out)) throw new Error(`rehome: the node in ${v.out} is running; stop it first (scripts/cluster.sh down)`);
+  if (!v.redis && runningNodePid(v.out) !== null) throw new Error(`rehome: the node in ${v.out} is running; stop it first (scripts/cluster.sh down)`);
   const previous = readNodeConfig(v.out);
   const config: NodeConfig = { ...defaultConfig(), ...(previous ?? {}), out: v.out, shard, nodeName: shard.self };
   const handle = v.redis ? null : await startNodeRedis(v.out);

@@ -14,6 +14,7 @@ import { createBrotliDecompress, createGunzip, createInflate, constants as zlib 
 import type { FetchErrorClass } from "../shared/types.js";
 import type { FetchInit, FetchOutcome } from "./http-client.js";
 import { crawlDelayFor, groupsFor, parseRobotsTxt, type RobotsRule } from "./robots-rules.js";
+import { parseRetryAfter } from "./retry-after.js";
 
 /** RFC 9309 2.5: crawlers must parse at least 500 KiB; we read exactly that much. */
 export const ROBOTS_MAX_BYTES = 500 * 1024;
@@ -125,7 +126,7 @@ export async function fetchRobots(
     if (status === 429 || status >= 500) {
       // Server errors mean "unavailable": assume complete disallow. 429 is treated the same
       // (a request to slow down, not permission to crawl).
-      const retryAfterMs = clamp(parseRetryAfter(header(res.headers, "retry-after"), now()) ?? retryDefault, minRetry, maxRetry);
+      const retryAfterMs = clamp(parseRetryAfter(header(res.headers, "retry-after"), now(), maxRetry) ?? retryDefault, minRetry, maxRetry);
       return unreachable(redirects, "robots-unavailable", `robots.txt answered ${status}`, status, retryAfterMs);
     }
     if (status >= 400) {
@@ -336,14 +337,6 @@ function clamp(value: number, min: number, max: number): number {
 }
 
 /** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
-export function parseRetryAfter(value: string | undefined, now: number): number | undefined {
-  if (value === undefined) return undefined;
-  const trimmed = value.trim();
-  if (/^\d+$/.test(trimmed)) return Number(trimmed) * 1000;
-  const date = Date.parse(trimmed);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now);
-}
-
 /**
  * The robots.txt text: content-encoding removed (the client keeps bytes as received), at most
  * ROBOTS_MAX_BYTES decoded, and when the file was cut, the cut last line dropped so a partial

@@ -17,7 +17,6 @@ import type { FetchedPage, PageLogLine } from "../shared/types.js";
 import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
-import type { OutboxLink } from "../shard/outbox-format.js";
 import { RecrawlVisits } from "./recrawl-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
@@ -25,6 +24,7 @@ import { WriteBudget } from "../store/write-budget.js";
 import { StorageSignal } from "./storage-signal.js";
 import { WarcDerivatives } from "../store/warc-derivatives.js";
 import type { CaptureFields } from "../store/capture-index.js";
+import { splitByOwner } from "../shard/route-links.js";
 
 /** Write-buffer bytes counted per page beyond its WARC records (page-log line, outbox links). */
 const OUTPUT_OVERHEAD_BYTES = 2048;
@@ -90,18 +90,7 @@ async function main(): Promise<void> {
   /** Keeps our own links; appends the others to the outbox (before the page is acknowledged). */
   async function routeLinks(links: HashedLink[]): Promise<HashedLink[]> {
     if (!router || !outbox) return links;
-    const own: HashedLink[] = [];
-    const elsewhere = new Map<string, OutboxLink[]>();
-    for (const l of links) {
-      const owner = router.ownerOfHost(l.host);
-      if (owner === router.spec.self) {
-        own.push(l);
-        continue;
-      }
-      const list = elsewhere.get(owner) ?? [];
-      list.push({ url: l.url, depth: l.depth });
-      elsewhere.set(owner, list);
-    }
+    const { own, elsewhere } = splitByOwner(router, links);
     let routed = 0;
     for (const [owner, list] of elsewhere) {
       await outbox.append(owner, list);

@@ -11,6 +11,7 @@ import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
 import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
 import type { OutboxWriter } from "./outbox-writer.js";
 import type { ShardRouter } from "./shard-spec.js";
+import { splitByOwner } from "./route-links.js";
 
 /** Where ingested links go: the node's frontier (its seen filter drops repeats). */
 export interface LinkSink {
@@ -47,8 +48,7 @@ export interface IngestContext {
 export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
   const fileReport: ReadReport = { lines: 0, rejected: [] };
   for await (const batch of readOutboxFile(path, fileReport)) {
-    const links: DiscoveredLink[] = [];
-    const elsewhere = new Map<string, OutboxLink[]>();
+    const valid: Array<{ url: string; host: string; depth: number }> = [];
     for (const l of batch) {
       const n = normalizeUrlDetailed(l.url, undefined, { maxLength: ctx.maxUrlLength });
       const host = n.ok ? hostOf(n.url) : null;
@@ -56,15 +56,10 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
         report.invalid++;
         continue;
       }
-      const owner = ctx.router?.ownerOfHost(host);
-      if (owner !== undefined && owner !== ctx.router!.spec.self) {
-        const list = elsewhere.get(owner) ?? [];
-        list.push({ url: n.url, depth: l.depth });
-        elsewhere.set(owner, list);
-        continue;
-      }
-      links.push({ url: n.url, host, tier: ctx.priority ? ctx.priority.tier(n.url, l.depth) : tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
+      valid.push({ url: n.url, host, depth: l.depth });
     }
+    const { own, elsewhere } = ctx.router ? splitByOwner(ctx.router, valid) : { own: valid, elsewhere: new Map<string, OutboxLink[]>() };
+    const links: DiscoveredLink[] = own.map((l) => ({ url: l.url, host: l.host, tier: ctx.priority ? ctx.priority.tier(l.url, l.depth) : tierFor(l.url, l.depth), depth: l.depth, hops: 0 }));
     if (links.length) {
       const r = await ctx.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
       report.added += r.added;

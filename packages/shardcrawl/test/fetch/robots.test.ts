@@ -11,10 +11,10 @@ import {
   fetchRobots,
   normalizePercentEncoding,
   normalizeRules,
-  parseRetryAfter,
   productToken,
   type RobotsEntry,
 } from "../../src/fetch/robots.js";
+import { parseRetryAfter } from "../../src/fetch/retry-after.js";
 import { listen, shutdown, trackConnections } from "./helpers/servers.js";
 import { createRequire } from "node:module";
 import { prng } from "../prng.js";
@@ -191,10 +191,10 @@ describe("compileRobots (RFC 9309 matching)", () => {
     expect(compileRobots(rules(body), UA).sitemaps).toEqual(["https://example.test/s1.xml", "http://example.test/s2.xml"]);
   });
 
-  it("parses Retry-After as seconds or a date", () => {
-    expect(parseRetryAfter("120", 0)).toBe(120_000);
-    expect(parseRetryAfter("Thu, 01 Jan 1970 00:01:00 GMT", 0)).toBe(60_000);
-    expect(parseRetryAfter("whenever", 0)).toBeUndefined();
+  it("parses Retry-After as seconds or a date (the one parser robots.txt and page retries share)", () => {
+    expect(parseRetryAfter("120", 0, Infinity)).toBe(120_000);
+    expect(parseRetryAfter("Thu, 01 Jan 1970 00:01:00 GMT", 0, Infinity)).toBe(60_000);
+    expect(parseRetryAfter("whenever", 0, Infinity)).toBeUndefined();
   });
 });
 
