@@ -2,11 +2,10 @@
 // concurrency, host independence, budget, parse-queue back-pressure, requeue and host limits.
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
-import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
+import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link, page, sleep } from "./helpers.js";
 
-let server: TestRedis;
 let redis: Redis;
 let n = 0;
 const bloom = { expectedUrls: 10_000, falsePositiveRate: 0.001 };
@@ -16,9 +15,8 @@ function open(opts: FrontierOptions = {}): Promise<Frontier> {
   return Frontier.open(redis, { prefix: `t${++n}:`, bloom, ...opts });
 }
 
-useRedis((started) => {
-  server = started;
-  redis = started.client();
+useRedis((server) => {
+  redis = server.client();
 });
 
 describe("lease order", () => {
