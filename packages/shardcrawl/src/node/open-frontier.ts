@@ -9,16 +9,12 @@ import type { Redis } from "ioredis";
 import { Frontier, redisUsedMemory, type BloomStatus, type FrontierStats, type HashedLink, type HostFeedback, type HostPressure, type LeaseBatch, type SpooledPage, type TakenPage } from "../frontier/index.js";
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
-import { registrableDomain, type ScopeMode } from "../url/scope.js";
+import type { ScopeMode } from "../url/scope.js";
+import { scopeSpecOf, type ScopeSpec } from "../admit/scope-filter.js";
 import { SeenCache } from "../frontier/seen-cache.js";
 import type { NodeConfig } from "./config.js";
 import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
 import type { DiscoveredLink } from "../shared/types.js";
-
-export interface ScopeSpec {
-  mode: ScopeMode;
-  keys: string[];
-}
 
 /** Flat numbers for progress, status and the summary. */
 export interface NodeStats {
@@ -68,26 +64,6 @@ export interface NodePressure {
 /** Hosts listed in the pressure metrics. */
 const TOP_HOSTS = 10;
 
-/** Hosts whose scope answer is remembered per process (a page's links name a few hosts, over and over). */
-const SCOPE_MEMO_HOSTS = 16_384;
-
-export function scopeAllows(spec: ScopeSpec): (host: string) => boolean {
-  if (spec.mode === "any") return () => true;
-  const keys = new Set(spec.keys);
-  if (spec.mode === "hosts") return (h) => keys.has(h);
-  // The registrable domain (tldts) costs ~0.3 us per link; a host's answer never changes.
-  let memo = new Map<string, boolean>();
-  return (h) => {
-    let ok = memo.get(h);
-    if (ok === undefined) {
-      ok = keys.has(registrableDomain(h));
-      if (memo.size >= SCOPE_MEMO_HOSTS) memo = new Map();
-      memo.set(h, ok);
-    }
-    return ok;
-  };
-}
-
 export class NodeFrontier {
   /** Parser side: URLs known to be in the seen filter (frontier/seen-cache.ts), made on first ack. */
   private seen: SeenCache | undefined;
@@ -103,13 +79,8 @@ export class NodeFrontier {
 
   // --- seeds and scope -------------------------------------------------------------------
   async saveScope(mode: ScopeMode, seeds: string[]): Promise<void> {
-    const keys = new Set<string>();
-    for (const s of seeds) {
-      const h = hostOf(s);
-      if (h) keys.add(mode === "domains" ? registrableDomain(h) : h);
-    }
     const multi = this.redis.multi().set(`${this.prefix}scope:mode`, mode);
-    const list = [...keys];
+    const list = scopeSpecOf(seeds, mode).keys;
     for (let i = 0; i < list.length; i += 10_000) multi.sadd(`${this.prefix}scope:keys`, ...list.slice(i, i + 10_000));
     await multi.exec();
   }
