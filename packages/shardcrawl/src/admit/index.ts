@@ -9,3 +9,4 @@ export { ExclusionFilter, exclusionRefusal, type ExclusionMatcher } from "./excl
 export { ShardFilter } from "./shard-filter.js";
 export { HostBudgetFacts, DomainHostsFacts, hostBudgetRefusal, domainHostsRefusal } from "./lua-decided.js";
 export { robotsRefusal, type RobotsView } from "./fetch-time.js";
+export { refusalsByFilter, admissionTimings } from "./refusal-counters.js";

@@ -35,22 +35,28 @@ const MEMO_HOSTS = 16_384;
 export class ScopeFilter implements AdmissionFilter {
   readonly name = "scope" as const;
   readonly mode: ScopeMode;
-  private readonly keys: Set<string>;
+  private readonly has: (key: string) => boolean;
   private memo = new Map<string, boolean>();
 
-  constructor(spec: ScopeSpec) {
+  /** From the stored spec, or from a membership test of its keys (`inspect url` asks Redis for one key). */
+  constructor(spec: ScopeSpec | { mode: ScopeMode; has(key: string): boolean }) {
     this.mode = spec.mode;
-    this.keys = new Set(spec.keys);
+    if ("keys" in spec) {
+      const keys = new Set(spec.keys);
+      this.has = (k) => keys.has(k);
+    } else {
+      this.has = (k) => spec.has(k);
+    }
   }
 
   /** Is this host (as `hostOf` returns it) in scope? */
   allowsHost(host: string): boolean {
     if (this.mode === "any") return true;
-    if (this.mode === "hosts") return this.keys.has(host);
+    if (this.mode === "hosts") return this.has(host);
     // The registrable domain (tldts) costs ~0.3 us per link; a host's answer never changes.
     let ok = this.memo.get(host);
     if (ok === undefined) {
-      ok = this.keys.has(registrableDomain(host));
+      ok = this.has(registrableDomain(host));
       if (this.memo.size >= MEMO_HOSTS) this.memo = new Map();
       this.memo.set(host, ok);
     }
@@ -65,6 +71,6 @@ export class ScopeFilter implements AdmissionFilter {
 
   check(_url: string, host: string): Refusal | undefined {
     if (this.allowsHost(host)) return undefined;
-    return { filter: "scope", reason: "out-of-scope", detail: `out of scope: ${this.mode === "domains" ? registrableDomain(host) : host} is not among the seeds' ${this.mode}` };
+    return { filter: "scope", reason: "out-of-scope", detail: `out of scope: ${scopeKeyOf(host, this.mode)} is not among the seeds' ${this.mode}` };
   }
 }

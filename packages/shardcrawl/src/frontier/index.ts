@@ -25,3 +25,5 @@ export { SpillStore, DEFAULT_SPILL } from "./spill-store.js";
 export type { SpillSettings, SpillCounts } from "./spill-store.js";
 export { MemoryGovernor, redisUsedMemory } from "./memory-governor.js";
 export type { MemoryBudget, GovernorReading } from "./memory-governor.js";
+export { ExclusionList, ExclusionSet } from "./exclusions.js";
+export type { Exclusion } from "./exclusions.js";

@@ -11,6 +11,7 @@ import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
 import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
 import type { OutboxWriter } from "./outbox-writer.js";
 import type { ShardRouter } from "./shard-spec.js";
+import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
 
 export interface IngestReport {
   files: number;
@@ -41,6 +42,9 @@ export interface IngestContext {
 
 export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
   const fileReport: ReadReport = { lines: 0, rejected: [] };
+  // The ingest part of the admission chain: shard routing (the frontier runs the opt-out list and
+  // trap filters, and Lua the host budget, when the links are added).
+  const admission = ctx.router ? buildAdmissionChain([new ShardFilter(ctx.router)]) : null;
   for await (const batch of readOutboxFile(path, fileReport)) {
     const links: DiscoveredLink[] = [];
     const elsewhere = new Map<string, OutboxLink[]>();
@@ -51,8 +55,8 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
         report.invalid++;
         continue;
       }
-      const owner = ctx.router?.ownerOfHost(host);
-      if (owner !== undefined && owner !== ctx.router!.spec.self) {
+      const owner = admission?.check(n.url, host)?.routeTo;
+      if (owner !== undefined) {
         const list = elsewhere.get(owner) ?? [];
         list.push({ url: n.url, depth: l.depth });
         elsewhere.set(owner, list);
