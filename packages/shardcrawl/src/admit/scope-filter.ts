@@ -36,7 +36,8 @@ export class ScopeFilter implements AdmissionFilter {
   readonly name = "scope" as const;
   readonly mode: ScopeMode;
   private readonly has: (key: string) => boolean;
-  private memo = new Map<string, boolean>();
+  /** Per host: null when in scope, else its refusal (built once: the detail needs the registrable domain). */
+  private memo = new Map<string, Refusal | null>();
 
   /** From the stored spec, or from a membership test of its keys (`inspect url` asks Redis for one key). */
   constructor(spec: ScopeSpec | { mode: ScopeMode; has(key: string): boolean }) {
@@ -51,16 +52,7 @@ export class ScopeFilter implements AdmissionFilter {
 
   /** Is this host (as `hostOf` returns it) in scope? */
   allowsHost(host: string): boolean {
-    if (this.mode === "any") return true;
-    if (this.mode === "hosts") return this.has(host);
-    // The registrable domain (tldts) costs ~0.3 us per link; a host's answer never changes.
-    let ok = this.memo.get(host);
-    if (ok === undefined) {
-      ok = this.has(registrableDomain(host));
-      if (this.memo.size >= MEMO_HOSTS) this.memo = new Map();
-      this.memo.set(host, ok);
-    }
-    return ok;
+    return this.check("", host) === undefined;
   }
 
   /** Is this absolute URL in scope? False when it does not parse. */
@@ -70,7 +62,15 @@ export class ScopeFilter implements AdmissionFilter {
   }
 
   check(_url: string, host: string): Refusal | undefined {
-    if (this.allowsHost(host)) return undefined;
-    return { filter: "scope", reason: "out-of-scope", detail: `out of scope: ${scopeKeyOf(host, this.mode)} is not among the seeds' ${this.mode}` };
+    if (this.mode === "any") return undefined;
+    // The registrable domain (tldts) costs ~0.3 us per link; a host's answer never changes.
+    let r = this.memo.get(host);
+    if (r === undefined) {
+      const key = scopeKeyOf(host, this.mode);
+      r = this.has(key) ? null : { filter: "scope", reason: "out-of-scope", detail: `out of scope: ${key} is not among the seeds' ${this.mode}` };
+      if (this.memo.size >= MEMO_HOSTS) this.memo = new Map();
+      this.memo.set(host, r);
+    }
+    return r ?? undefined;
   }
 }
