@@ -4,7 +4,7 @@
 // - hosts: exactly the seeds' hosts;
 // - any: everything (a broad crawl; sharding and robots still apply).
 import { hostOf } from "../url/normalize.js";
-import { registrableDomain, type ScopeMode } from "../url/scope.js";
+import { cachedRegistrableDomain, registrableDomain, type ScopeMode } from "../url/scope.js";
 import type { AdmissionFilter, Refusal } from "./verdict.js";
 
 /** The scope as the node stores it (P scope:mode, P scope:keys). */
@@ -26,7 +26,7 @@ export function scopeSpecOf(seeds: readonly string[], mode: ScopeMode): ScopeSpe
 
 /** The key a host is looked up by in a scope of this mode. */
 export function scopeKeyOf(host: string, mode: ScopeMode): string {
-  return mode === "domains" ? registrableDomain(host) : host;
+  return mode === "domains" ? cachedRegistrableDomain(host) : host;
 }
 
 /** Hosts whose answer is remembered (a page's links name a few hosts, over and over). */

@@ -22,6 +22,24 @@ export function registrableDomain(host: string): string {
   return domain ?? host;
 }
 
+/** Hosts whose registrable domain is remembered per process (the links of a page name a few hosts, over and over). */
+const DOMAIN_MEMO_HOSTS = 16_384;
+let domainMemo = new Map<string, string>();
+
+/**
+ * registrableDomain, remembered per host: the frontier needs a link's domain twice per add_links
+ * call (the hosts-per-domain cap and domain politeness); tldts runs once per host.
+ */
+export function cachedRegistrableDomain(host: string): string {
+  let d = domainMemo.get(host);
+  if (d === undefined) {
+    d = registrableDomain(host);
+    if (domainMemo.size >= DOMAIN_MEMO_HOSTS) domainMemo = new Map();
+    domainMemo.set(host, d);
+  }
+  return d;
+}
+
 /** Scope modes (admit/scope-filter.ts decides what each admits). */
 export type ScopeMode = "domains" | "hosts" | "any";
 
