@@ -77,7 +77,7 @@ describe("fetch pipeline stages", () => {
       http: client,
       ipSlot: () => Promise.resolve(null),
       spool: { complete: (lease, end, page, body, feedback) => spool.complete(nf, lease, end, page, body, feedback) },
-      pageLog: { append: async (l) => void lines.push(l) },
+      pageLog: { append: (l) => Promise.resolve(void lines.push(l)) },
       leaseTtl: { record: () => undefined },
       retry: DEFAULT_RETRY,
       settings: { delayMs: 0, maxCrawlDelayMs: 5_000, totalTimeoutMs: 5_000, cutDrainBytes: 0, politenessMarginMs: 0 },

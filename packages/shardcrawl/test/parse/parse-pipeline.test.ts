@@ -75,7 +75,7 @@ describe("parse pipeline stages", () => {
       output: new PageOutput({ warc, warcinfoId: warc.warcinfoId, pageLog, derivatives: false, nodeName: "node0", recrawl: null, spoolDir: setup.spoolDir, log: () => undefined }),
       router: new LinkRouter(buildAdmissionChain([new ShardFilter(router)]), outbox),
       budget: new WriteBudget(1 << 20), pageLog, stats: { add: (f, n) => stats.set(f, (stats.get(f) ?? 0) + n) },
-      maxInFlight: 4, threaded: false, keepPage: false, isDiskFull, onDiskFull: async () => undefined,
+      maxInFlight: 4, threaded: false, keepPage: false, isDiskFull, onDiskFull: () => Promise.resolve(),
       log: () => undefined, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), isStopping: () => false, stopRequested: new Promise(() => undefined),
     });
 
