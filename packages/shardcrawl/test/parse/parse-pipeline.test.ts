@@ -81,7 +81,8 @@ describe("parse pipeline stages", () => {
 
     // take > parse > (write > route > ack)
     const [taken] = await nf.takePages("t-p0", 1, 100);
-    const parsed = await pipeline.parse(taken!.id, taken!.page!, taken!.spool);
+    if (!taken?.page) throw new Error("no page taken");
+    const parsed = await pipeline.parse(taken.id, taken.page, taken.spool);
     if (parsed === "lost") throw new Error("the body was lost");
     expect(parsed.line).toMatchObject({ url: seed, status: 200, outlinks: 2 });
     await pipeline.finish(parsed);
