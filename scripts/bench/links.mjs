@@ -79,12 +79,18 @@ row("scope: registrable domain (tldts)", perItem(linkCount, () => {
   for (const p of pages) for (const u of p.links) sink += registrableDomain(hostOf(u) ?? "").length;
 }), "link", "hostOf + tldts getDomain, no memo");
 {
-  const { scopeAllows } = await dist("node/open-frontier.js");
+  const { ScopeFilter, buildAdmissionChain } = await dist("admit/index.js");
   const keys = [...new Set(pages.map((p) => registrableDomain(hostOf(p.url))))];
-  const inScope = scopeAllows({ mode: "domains", keys });
+  const scope = new ScopeFilter({ mode: "domains", keys });
   row("scope as the parser runs it (per-host memo)", perItem(linkCount, () => {
-    for (const p of pages) for (const u of p.links) sink += inScope(hostOf(u) ?? "") ? 1 : 0;
-  }), "link", "hostOf + memo of the host's answer (scopeAllows)");
+    for (const p of pages) for (const u of p.links) sink += scope.allowsHost(hostOf(u) ?? "") ? 1 : 0;
+  }), "link", "hostOf + memo of the host's answer (admit/scope-filter.ts)");
+  // The parser's part of the admission chain: the same scope filter behind the chain's interface,
+  // refusals counted, one check in 256 timed.
+  const chain = buildAdmissionChain([new ScopeFilter({ mode: "domains", keys })]);
+  row("admission chain as the parser runs it (scope)", perItem(linkCount, () => {
+    for (const p of pages) for (const u of p.links) sink += chain.check(u, hostOf(u) ?? "") ? 1 : 0;
+  }), "link", "hostOf + AdmissionChain.check: counted, sampled timing (admit/chain.ts)");
 }
 if (extra?.SeenCache) {
   const cache = new extra.SeenCache();

@@ -1,9 +1,7 @@
 // The crawl scope, stored beside the frontier (P scope:mode, P scope:keys; keys.ts) so a resumed
 // crawl, a restarted parser and `inspect url` know it without the seed file.
 import type { Redis } from "ioredis";
-import { hostOf } from "../url/normalize.js";
-import { registrableDomain, type ScopeMode } from "../url/scope.js";
-import type { ScopeSpec } from "../url/scope-allows.js";
+import { scopeSpecOf, type ScopeMode, type ScopeSpec } from "../url/scope.js";
 import type { FrontierKeys } from "./keys.js";
 
 /** Members per SADD / SSCAN call: big seed lists never make one long blocking command. */
@@ -13,13 +11,8 @@ export class CrawlScopeStore {
   constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {}
 
   async save(mode: ScopeMode, seeds: readonly string[]): Promise<void> {
-    const keys = new Set<string>();
-    for (const s of seeds) {
-      const h = hostOf(s);
-      if (h) keys.add(mode === "domains" ? registrableDomain(h) : h);
-    }
     const multi = this.redis.multi().set(this.keys.scopeMode, mode);
-    const list = [...keys];
+    const list = scopeSpecOf(seeds, mode).keys;
     for (let i = 0; i < list.length; i += CHUNK) multi.sadd(this.keys.scopeKeys, ...list.slice(i, i + CHUNK));
     await multi.exec();
   }

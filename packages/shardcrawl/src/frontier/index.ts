@@ -32,7 +32,7 @@ export type { HandoverCounts, QueuedUrl } from "./queue-handover.js";
 export { CrawlScopeStore } from "./crawl-scope.js";
 export { shareFetchTimes } from "./fetch-times.js";
 export { SeenCache } from "./seen-cache.js";
-export { ExclusionList, parseExclusionPattern, EXCLUSIONS_REFRESH_MS } from "./exclusions.js";
+export { ExclusionList, ExclusionSet, parseExclusionPattern, EXCLUSIONS_REFRESH_MS } from "./exclusions.js";
 export type { Exclusion } from "./exclusions.js";
 export { purgeExcluded } from "./exclusion-purge.js";
 export { initBloom } from "./bloom.js";

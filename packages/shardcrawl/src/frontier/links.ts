@@ -12,7 +12,7 @@ import type { BloomHasher, BloomParams } from "./bloom.js";
 import { encodeRelative, encodeSuffix, isPacked, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
 import { filterUrl, type UrlFilter } from "./url-filters.js";
-import { registrableDomain } from "../url/scope.js";
+import { cachedRegistrableDomain } from "../url/scope.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
 export interface HashedLink extends DiscoveredLink {
@@ -156,7 +156,7 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
   const dcap = caps.maxHostsPerDomain ?? 0;
   if (dcap > 0) {
     let doms = "";
-    for (const h of hosts.keys()) doms += `${registrableDomain(h)}\n`;
+    for (const h of hosts.keys()) doms += `${cachedRegistrableDomain(h)}\n`;
     args.push(dcap, Buffer.from(doms));
   }
   return { args, count, invalid, filtered, sentUrls };

@@ -6,6 +6,7 @@
 // Flow-control pressure (issue 5): queue depth, capacity and age of the oldest item, blocked time,
 // rejections (dropped, filtered), retries and the retry ratio, shed/spilled/re-admitted counts,
 // in-flight and current limit of the top hosts by pressure, Redis memory against its budget.
+import { admissionTimings, refusalsByFilter } from "../admit/index.js";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { HostPressure } from "../frontier/index.js";
 import type { NodeStats } from "./open-frontier.js";
@@ -135,6 +136,15 @@ export async function renderMetrics(snap: MetricsSnapshot): Promise<string> {
     for (const [k, v] of Object.entries(c)) if (k.startsWith(prefix)) inc(m, v * scale, { [lname]: k.slice(prefix.length) });
   }
   for (const [k, name, help] of PLAIN) inc(counter(name, help), c[k] ?? 0);
+  // The admission chain (admit/): refusals by filter wherever decided, and sampled check times.
+  const refused = counter("shardcrawl_admission_refused_total", "URLs refused by the admission chain, by filter (scope, shard: routed to its owner, exclusions, trap, host-budget, domain-hosts, robots, crawl-delay).", ["filter"]);
+  for (const [filter, n] of refusalsByFilter(c)) inc(refused, n, { filter });
+  const checkSeconds = counter("shardcrawl_admission_check_seconds_total", "Time in admission filters over sampled checks (1 in 256), by filter; over shardcrawl_admission_checks_sampled_total: the mean.", ["filter"]);
+  const checks = counter("shardcrawl_admission_checks_sampled_total", "Admission checks timed (1 in 256), by filter.", ["filter"]);
+  for (const [filter, t] of admissionTimings(c)) {
+    inc(checkSeconds, t.seconds, { filter });
+    inc(checks, t.checks, { filter });
+  }
   inc(counter("shardcrawl_dns_lookup_seconds_total", "Time spent in DNS resolver calls (over shardcrawl_dns_lookups_total: the mean lookup time)."), (c["dns:lookupMs"] ?? 0) / 1000);
   const retries = c.retries ?? 0;
   const attempts = retries + (c.fetched ?? 0) + (c.failed ?? 0);

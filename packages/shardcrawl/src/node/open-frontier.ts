@@ -11,12 +11,12 @@ import {
 import type { RobotsEntry } from "../fetch/robots.js";
 import { hostOf } from "../url/normalize.js";
 import type { ScopeMode } from "../url/scope.js";
-import type { ScopeSpec } from "../url/scope-allows.js";
+import type { ScopeSpec } from "../url/scope.js";
 import type { NodeConfig } from "./config.js";
 import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
 import type { DiscoveredLink } from "../shared/types.js";
 
-export type { ScopeSpec } from "../url/scope-allows.js";
+export type { ScopeSpec } from "../url/scope.js";
 
 /** Flat numbers for progress, status and the summary. */
 export interface NodeStats {

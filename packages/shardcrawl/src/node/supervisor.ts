@@ -1,6 +1,7 @@
 // The supervisor of one node: repairs output left by a crash, starts (or re-attaches to) the
 // node's Redis, recovers work a dead run held, loads seeds, forks fetchers and parsers, reaps
 // expired leases, serves /status and /metrics, shows progress, and decides when the crawl is done.
+import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -131,7 +132,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     for (const line of seedRejectionLines(config.seeds, seeds)) say(line);
     // The scope is the whole cluster's (every node reads the same list); the seeds are our share.
     await frontier.saveScope(config.scope, seeds.accepted);
-    const own = router ? seeds.accepted.filter((u) => router.ownsHost(hostOf(u) ?? "")) : seeds.accepted;
+    // Seeds pass the chain's shard filter here; the frontier runs the opt-out list and trap filters.
+    const admission = router ? buildAdmissionChain([new ShardFilter(router)]) : null;
+    const own = admission ? seeds.accepted.filter((u) => admission.check(u, hostOf(u) ?? "") === undefined) : seeds.accepted;
     seedReport.otherShards = seeds.accepted.length - own.length;
     seedReport.accepted = await frontier.addSeeds(own, Date.now());
     if (router) say(`shard ${config.shard!.self}: ${own.length} of ${seeds.accepted.length} seeds are ours; the other nodes own the rest`);

@@ -8,12 +8,15 @@ import type { CdxFields } from "../store/cdxj.js";
 import { hostOf, normalizeUrl } from "../url/normalize.js";
 import { ParamStripper } from "../url/strip-params.js";
 import { BloomHasher, type BloomParams, type HashedLink } from "../frontier/hashing.js";
-import { scopeAllows, type ScopeSpec } from "../url/scope-allows.js";
+import { ScopeFilter, type ScopeSpec } from "../admit/scope-filter.js";
+import { buildAdmissionChain } from "../admit/build-chain.js";
+import type { AdmissionChain } from "../admit/chain.js";
 import { productToken } from "../fetch/robots.js";
 import { UrlPrioritizer, type PriorityRule } from "../schedule/priority.js";
 import type { FetchedPage, PageFacts } from "../shared/types.js";
 import { ContentDigester, type ContentRules } from "../schedule/recrawl/content-rules.js";
-import { readSpooled, SpoolEntryLost, type SpoolRef } from "../store/body-spool.js";
+import type { SpoolRef } from "../store/body-spool.js";
+import { readTaskBody } from "./read-body.js";
 
 export interface WorkerSetup {
   userAgent: string;
@@ -75,18 +78,20 @@ export interface WorkerResult {
 
 /** The task function for one setup (worker-entry.ts wraps its results for the trip between threads). */
 export function makeParseTask(setup: WorkerSetup): (task: WorkerTask) => WorkerResult | WorkerLost {
-  const inScope = scopeAllows(setup.scope);
+  // The parser's part of the admission chain (admit/build-chain.ts): scope. Shard routing follows
+  // on the main thread; the frontier runs the rest when the page is acknowledged.
+  const admission = buildAdmissionChain([new ScopeFilter(setup.scope)]);
   const hasher = setup.hashLinks === false ? undefined : new BloomHasher(setup.bloom);
   const uaToken = productToken(setup.userAgent);
   const contentDigester = setup.contentRules ? new ContentDigester(setup.contentRules) : undefined;
   const priority = new UrlPrioritizer(setup.priorityRules);
   const stripper = new ParamStripper(setup.stripParams ?? []);
-  return (task) => parseTask(task, { setup, inScope, hasher, uaToken, contentDigester, priority, stripper });
+  return (task) => parseTask(task, { setup, admission, hasher, uaToken, contentDigester, priority, stripper });
 }
 
 interface TaskContext {
   setup: WorkerSetup;
-  inScope: (host: string) => boolean;
+  admission: AdmissionChain;
   hasher: BloomHasher | undefined;
   uaToken: string;
   contentDigester: ContentDigester | undefined;
@@ -94,18 +99,9 @@ interface TaskContext {
   stripper: ParamStripper;
 }
 
-function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentDigester, priority, stripper }: TaskContext): WorkerResult | WorkerLost {
-  let body: Buffer;
-  if (task.spool) {
-    try {
-      body = readSpooled(setup.spoolDir, task.spool);
-    } catch (err) {
-      if (err instanceof SpoolEntryLost) return { lost: err.message };
-      throw err;
-    }
-  } else {
-    body = Buffer.from(task.body.buffer, task.body.byteOffset, task.body.byteLength);
-  }
+function parseTask(task: WorkerTask, { setup, admission, hasher, uaToken, contentDigester, priority, stripper }: TaskContext): WorkerResult | WorkerLost {
+  const body = readTaskBody(task, setup.spoolDir);
+  if (!Buffer.isBuffer(body)) return body;
   const page: FetchedPage = { ...task.meta, body };
   const parsed = parsePage(
     { url: page.url, status: page.status, headers: page.headers, body, truncated: page.truncated },
@@ -129,7 +125,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
   for (const url of parsed.links) {
     const host = hostOf(url);
     if (!host) continue;
-    if (!inScope(host)) {
+    if (admission.check(url, host) !== undefined) {
       outOfScope++;
       continue;
     }
@@ -146,7 +142,7 @@ function parseTask(task: WorkerTask, { setup, inScope, hasher, uaToken, contentD
     if (url !== raw) paramsStripped++;
     const host = url ? hostOf(url) : null;
     if (url && host) {
-      if (inScope(host)) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, ...(hasher ? { bloom: hasher.positions(url) } : {}) });
+      if (admission.check(url, host) === undefined) links.push({ url, host, tier: priority.tier(url, page.depth), depth: page.depth, hops: page.hops + 1, ...(hasher ? { bloom: hasher.positions(url) } : {}) });
       else outOfScope++;
     }
   }

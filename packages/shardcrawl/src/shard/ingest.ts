@@ -11,7 +11,7 @@ import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
 import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
 import type { OutboxWriter } from "./outbox-writer.js";
 import type { ShardRouter } from "./shard-spec.js";
-import { splitByOwner } from "./route-links.js";
+import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
 
 /** Where ingested links go: the node's frontier (its seen filter drops repeats). */
 export interface LinkSink {
@@ -47,8 +47,12 @@ export interface IngestContext {
 
 export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
   const fileReport: ReadReport = { lines: 0, rejected: [] };
+  // The ingest part of the admission chain: shard routing (the frontier runs the opt-out list and
+  // trap filters, and Lua the host budget, when the links are added).
+  const admission = ctx.router ? buildAdmissionChain([new ShardFilter(ctx.router)]) : null;
   for await (const batch of readOutboxFile(path, fileReport)) {
-    const valid: Array<{ url: string; host: string; depth: number }> = [];
+    const links: DiscoveredLink[] = [];
+    const elsewhere = new Map<string, OutboxLink[]>();
     for (const l of batch) {
       const n = normalizeUrlDetailed(l.url, undefined, { maxLength: ctx.maxUrlLength });
       const host = n.ok ? hostOf(n.url) : null;
@@ -56,10 +60,15 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
         report.invalid++;
         continue;
       }
-      valid.push({ url: n.url, host, depth: l.depth });
+      const owner = admission?.check(n.url, host)?.routeTo;
+      if (owner !== undefined) {
+        const list = elsewhere.get(owner) ?? [];
+        list.push({ url: n.url, depth: l.depth });
+        elsewhere.set(owner, list);
+        continue;
+      }
+      links.push({ url: n.url, host, tier: ctx.priority ? ctx.priority.tier(n.url, l.depth) : tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
     }
-    const { own, elsewhere } = ctx.router ? splitByOwner(ctx.router, valid) : { own: valid, elsewhere: new Map<string, OutboxLink[]>() };
-    const links: DiscoveredLink[] = own.map((l) => ({ url: l.url, host: l.host, tier: ctx.priority ? ctx.priority.tier(l.url, l.depth) : tierFor(l.url, l.depth), depth: l.depth, hops: 0 }));
     if (links.length) {
       const r = await ctx.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
       report.added += r.added;

@@ -1,6 +1,6 @@
-// Scope: which discovered URLs belong to this crawl, decided from the seeds. The registrable domain
-// (eTLD+1) comes from the public suffix list via tldts; the private section counts too, so
-// alice.github.io and bob.github.io are separate sites (as browsers treat them).
+// The registrable domain (eTLD+1), the unit of scope, politeness and sharding. It comes from the
+// public suffix list via tldts; the private section counts too, so alice.github.io and
+// bob.github.io are separate sites (as browsers treat them).
 
 import { getDomain } from "tldts";
 import { hostOf } from "./normalize.js";
@@ -23,48 +23,44 @@ export function registrableDomain(host: string): string {
   return domain ?? host;
 }
 
-/**
- * - `domains`: same registrable domain as a seed (www.example.com seeds blog.example.com);
- * - `hosts`: exactly the seeds' hosts;
- * - `any`: everything (a broad crawl; sharding and robots still apply).
- */
-export type ScopeMode = "domains" | "hosts" | "any";
-
-export interface ScopeFilter {
-  readonly mode: ScopeMode;
-  /** Is this host (as `hostOf` returns it) in scope? */
-  allowsHost(host: string): boolean;
-  /** Is this absolute URL in scope? False when it does not parse. */
-  allowsUrl(url: string): boolean;
-}
+/** Hosts whose registrable domain is remembered per process (the links of a page name a few hosts, over and over). */
+const DOMAIN_MEMO_HOSTS = 16_384;
+let domainMemo = new Map<string, string>();
 
 /**
- * Build a scope filter from seed URLs (seeds that do not parse are ignored here; the seeding code
- * reports them). With no usable seed, `domains` and `hosts` allow nothing.
+ * registrableDomain, remembered per host: the frontier needs a link's domain twice per add_links
+ * call (the hosts-per-domain cap and domain politeness); tldts runs once per host.
  */
-export function createScopeFilter(seeds: readonly string[], mode: ScopeMode): ScopeFilter {
-  const keys = new Set<string>();
-  for (const seed of seeds) {
-    const host = hostOf(seed);
-    if (host === null) continue;
-    keys.add(mode === "domains" ? registrableDomain(host) : host);
+export function cachedRegistrableDomain(host: string): string {
+  let d = domainMemo.get(host);
+  if (d === undefined) {
+    d = registrableDomain(host);
+    if (domainMemo.size >= DOMAIN_MEMO_HOSTS) domainMemo = new Map();
+    domainMemo.set(host, d);
   }
-  const allowsHost =
-    mode === "any"
-      ? (_host: string): boolean => true
-      : mode === "hosts"
-        ? (host: string): boolean => keys.has(host)
-        : (host: string): boolean => keys.has(registrableDomain(host));
-  return {
-    mode,
-    allowsHost,
-    allowsUrl(url: string): boolean {
-      const host = hostOf(url);
-      return host !== null && allowsHost(host);
-    },
-  };
+  return d;
 }
+
+/** Scope modes (admit/scope-filter.ts decides what each admits). */
+export type ScopeMode = "domains" | "hosts" | "any";
 
 export function isScopeMode(value: string): value is ScopeMode {
   return value === "domains" || value === "hosts" || value === "any";
+}
+
+/** The scope as the node stores it (frontier/crawl-scope.ts), from the seeds. */
+export interface ScopeSpec {
+  mode: ScopeMode;
+  /** Registrable domains (mode domains) or hosts (mode hosts) of the seeds. */
+  keys: string[];
+}
+
+/** The stored scope of a seed list (seeds that do not parse are skipped: the seeding code reports them). */
+export function scopeSpecOf(seeds: readonly string[], mode: ScopeMode): ScopeSpec {
+  const keys = new Set<string>();
+  for (const s of seeds) {
+    const h = hostOf(s);
+    if (h) keys.add(mode === "domains" ? registrableDomain(h) : h);
+  }
+  return { mode, keys: [...keys] };
 }

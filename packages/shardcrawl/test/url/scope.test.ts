@@ -1,5 +1,9 @@
 import { describe, expect, it } from "vitest";
-import { createScopeFilter, isScopeMode, registrableDomain } from "../../src/url/scope.js";
+import { isScopeMode, registrableDomain } from "../../src/url/scope.js";
+import { ScopeFilter, scopeSpecOf } from "../../src/admit/scope-filter.js";
+import type { ScopeMode } from "../../src/url/scope.js";
+
+const createScopeFilter = (seeds: readonly string[], mode: ScopeMode) => new ScopeFilter(scopeSpecOf(seeds, mode));
 
 describe("registrableDomain", () => {
   it("is eTLD+1 from the public suffix list", () => {
@@ -23,7 +27,7 @@ describe("registrableDomain", () => {
   });
 });
 
-describe("createScopeFilter", () => {
+describe("ScopeFilter (admit/scope-filter.ts)", () => {
   const seeds = ["https://www.example.co.uk/start", "http://127.0.0.1:8080/", "http://alice.github.io/", "not a url"];
 
   it("domains: same registrable domain as a seed", () => {

@@ -3,7 +3,6 @@ import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
 import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
-import { ExclusionList, FrontierKeys, buildUrlFilters, filterUrl } from "../../frontier/index.js";
 import { ShardRouter } from "../../shard/shard-spec.js";
 import { hostOf, normalizeUrl } from "../../url/normalize.js";
 import { registrableDomain } from "../../url/scope.js";
@@ -11,6 +10,8 @@ import { ParamStripper } from "../../url/strip-params.js";
 import { FrontierReader, matchSpillLine } from "./frontier-reader.js";
 import type { NodeTarget } from "./node-target.js";
 import { pageLogLinesOfUrl } from "./page-log-scan.js";
+import { ExclusionList, FrontierKeys } from "../../frontier/index.js";
+import { buildAdmissionChain, DomainHostsFacts, ExclusionFilter, HostBudgetFacts, ScopeFilter, ShardFilter, TrapFilter, type Refusal } from "../../admit/index.js";
 import { decideUrlVerdict, type RobotsCheck, type UrlFacts, type UrlVerdict } from "./url-verdict.js";
 
 export interface InspectLimits {
@@ -101,17 +102,33 @@ export async function inspectUrl(target: NodeTarget, rawUrl: string, limits: Ins
   const domain = registrableDomain(host);
   const domainCount = dcap > 0 && hostState.q === undefined ? await reader.domainHosts(domain) : 0;
   const clean = new ParamStripper(config.stripParams ?? []).clean(url);
-  const filter = config.urlFilters.length ? filterUrl(buildUrlFilters(config.urlFilters), url) ?? null : null;
+  const scope = await reader.scopeOf(host);
+  const exclusions = await new ExclusionList(target.redis, new FrontierKeys(config.prefix)).current();
+  // The node's admission chain over what its Redis holds: the same filters in the same order as
+  // the crawl, the Lua-decided ones built from the host's counts.
+  const trap = new TrapFilter(config.urlFilters);
+  const chain = buildAdmissionChain([
+    scope && new ScopeFilter({ mode: scope.mode, has: (key) => scope.inScope && (scope.key === undefined || key === scope.key) }),
+    shard && new ShardFilter(new ShardRouter(shard)),
+    new ExclusionFilter(() => exclusions),
+    !trap.empty && trap,
+    new HostBudgetFacts(() => admitted, budget),
+    new DomainHostsFacts(() => ({ domain, hosts: domainCount, known: hostState.q !== undefined }), dcap),
+  ]);
+  const answers = chain.explain(url, host);
+  const refusalBy = (name: string): Refusal | undefined => answers.find((a) => a.filter === name)?.verdict;
+  const trapRefusal = refusalBy("trap");
   const facts: UrlFacts = {
     url, owner: owner.node, node: target.node, lease, parsing, queued, lastOutcome: scan.lines[0] ?? null, spilled, shed,
     seen: await reader.mightHaveSeen(url),
-    scope: await reader.scopeOf(host),
-    filter,
-    hostBudget: budget > 0 && admitted >= budget ? { admitted, budget } : null,
-    domainHosts: dcap > 0 && domainCount >= dcap ? { domain, hosts: domainCount, cap: dcap } : null,
+    scope,
+    filter: trapRefusal ? trapRefusal.reason.replace(/^trap:/, "") : null,
+    hostBudget: refusalBy("host-budget") ? { admitted, budget } : null,
+    domainHosts: refusalBy("domain-hosts") ? { domain, hosts: domainCount, cap: dcap } : null,
     strippedTo: clean !== url ? clean : null,
     robots: await robotsCheck(reader, new URL(url).origin, url, config.userAgent, config.maxCrawlDelayMs),
-    excluded: (await new ExclusionList(target.redis, new FrontierKeys(config.prefix)).current()).match(url, host) ?? null,
+    excluded: exclusions.match(url, host) ?? null,
+    admission: answers.find((a) => a.verdict !== undefined)?.verdict ?? null,
   };
   const verdict = decideUrlVerdict(facts);
   const { url: _u, owner: _o, node: _n, ...rest } = facts;

@@ -1,9 +1,10 @@
 // "Why was this URL (not) crawled?" as a pure decision over facts gathered from one node
-// (inspect-url.ts gathers them). Records win over recomputed verdicts: what the node did (leased,
-// queued, page log, spill, shed log) is reported as it happened; refusals that leave no record
-// (scope, URL filters, host page budget, robots.txt) are recomputed from the node's stored config.
+// (inspect-url.ts gathers them). Records win: what the node did (leased, queued, page log, spill,
+// shed log) is reported as it happened; refusals that leave no record are the first refusal of the
+// node's admission chain (admit/), run by inspect-url.ts over the node's stored config and state.
 import type { PageLogLine } from "../../shared/types.js";
 import type { Exclusion } from "../../frontier/index.js";
+import { exclusionRefusal, type Refusal } from "../../admit/index.js";
 import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-reader.js";
 
 export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";
@@ -44,6 +45,8 @@ export interface UrlFacts {
   robots: RobotsCheck;
   /** The site owners' opt-out entry that covers the URL (frontier/exclusions.ts), if any. */
   excluded?: Exclusion | null;
+  /** The first filter of the admission chain that refuses the URL (null: every filter admits it). */
+  admission?: Refusal | null;
 }
 
 export interface UrlVerdict {
@@ -65,10 +68,7 @@ export function decideUrlVerdict(f: UrlFacts): UrlVerdict {
     const by = f.parsing.consumer ? `being parsed by ${f.parsing.consumer}` : "waiting in the parse queue";
     return { status: "parsing", reason: String(f.parsing.status), detail: `fetched at ${f.parsing.fetchedAt} (HTTP ${f.parsing.status}), ${by} (page ${f.parsing.id})` };
   }
-  if (f.excluded) {
-    const e = f.excluded;
-    return { status: "refused", reason: "excluded", detail: `excluded by ${e.pattern} since ${new Date(e.at).toISOString()}${e.reason ? ` (reason: ${e.reason})` : ""}: no request starts, links to it are refused` };
-  }
+  if (f.excluded) return { status: "refused", reason: "excluded", detail: exclusionRefusal(f.excluded).detail };
   if (f.queued) {
     const robots = f.robots.verdict === "disallowed" ? "; robots.txt disallows it, so it will be refused when its turn comes" : "";
     return { status: "queued", detail: `queued in tier ${f.queued.tier} at position ${f.queued.position} (${f.queued.ahead} URLs of its host go first)${robots}` };
@@ -85,12 +85,9 @@ export function decideUrlVerdict(f: UrlFacts): UrlVerdict {
   if (f.spilled) return { status: "shed", reason: "spilled", detail: `shed to the spill store (${f.spilled.where}${f.spilled.file ? ` ${f.spilled.file}` : ""}); re-admitted when the frontier has room` };
   if (f.shed) return { status: "shed", reason: f.shed.reason, detail: `${f.shed.reason.startsWith("shed:") ? "shed from its queue" : "refused for want of room"} (${f.shed.reason.split(":")[1]}) at ${new Date(f.shed.at).toISOString()}` };
   if (!f.seen) {
-    // Never admitted: the refusals that are decided before the seen filter, in the order the crawl applies them.
+    // Never admitted: normalization first, then the admission chain's first refusal (in the crawl's order).
     if (f.strippedTo) return { status: "refused", reason: "trap:params-stripped", detail: `crawled as ${f.strippedTo}: session-id and tracking parameters are removed in normalization (--strip-params)` };
-    if (f.scope && !f.scope.inScope) return { status: "refused", reason: "out-of-scope", detail: `out of scope: ${f.scope.key ?? "its host"} is not among the seeds' ${f.scope.mode}` };
-    if (f.filter) return { status: "refused", reason: `trap:${f.filter}`, detail: `refused by the URL filter ${f.filter} (spider-trap defence)` };
-    if (f.hostBudget) return { status: "refused", reason: "host-budget", detail: `its host has used its page budget (${f.hostBudget.admitted} of ${f.hostBudget.budget} URLs admitted)` };
-    if (f.domainHosts) return { status: "refused", reason: "domain-hosts", detail: `its registrable domain ${f.domainHosts.domain} already has ${f.domainHosts.hosts} hosts (cap ${f.domainHosts.cap}, --max-hosts-per-domain): a new host of it admits nothing` };
+    if (f.admission) return { status: "refused", reason: f.admission.reason, detail: f.admission.detail };
     return { status: "not-seen", detail: "never discovered by this node (not in its seen filter)" };
   }
   if (f.robots.verdict === "disallowed") return { status: "refused", reason: "robots", detail: "seen, and the cached robots.txt disallows it (its page-log line is older than the part of the log read)" };

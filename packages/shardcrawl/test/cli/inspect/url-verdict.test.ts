@@ -1,9 +1,10 @@
-// The URL verdict: records (lease, queue, page log, spill, shed log) win over recomputed refusals,
+// The URL verdict: records (lease, queue, page log, spill, shed log) win over the admission chain;
 // refusals that leave no record are only given for URLs the seen filter never admitted.
 import { describe, expect, it } from "vitest";
 import { decideUrlVerdict, URL_EXIT_CODES, type UrlFacts } from "../../../src/cli/inspect/url-verdict.js";
 import { robotsGroupFor } from "../../../src/cli/inspect/robots-group.js";
 import type { PageLogLine } from "../../../src/shared/types.js";
+import { buildAdmissionChain, DomainHostsFacts, HostBudgetFacts, ScopeFilter, TrapFilter } from "../../../src/admit/index.js";
 
 const base: UrlFacts = {
   url: "http://a.test/x", owner: "n0", node: "n0", lease: null, parsing: null, queued: null, lastOutcome: null, spilled: null, shed: null,
@@ -44,12 +45,23 @@ describe("decideUrlVerdict", () => {
     expect(decideUrlVerdict({ ...base, shed: { at: 0, reason: "dropped:frontier-full", host: "a.test", url: base.url } })).toMatchObject({ status: "shed", reason: "dropped:frontier-full" });
   });
 
-  it("never admitted: scope, then URL filters, then the host page budget, else not seen", () => {
-    expect(decideUrlVerdict({ ...base, scope: { mode: "hosts", key: "a.test", inScope: false }, filter: "path-depth" })).toMatchObject({ status: "refused", reason: "out-of-scope" });
-    expect(decideUrlVerdict({ ...base, filter: "path-depth", hostBudget: { admitted: 5, budget: 5 } })).toMatchObject({ status: "refused", reason: "trap:path-depth" });
-    expect(decideUrlVerdict({ ...base, hostBudget: { admitted: 5, budget: 5 } })).toMatchObject({ status: "refused", reason: "host-budget" });
-    expect(decideUrlVerdict({ ...base, domainHosts: { domain: "farm.test", hosts: 1000, cap: 1000 } })).toMatchObject({ status: "refused", reason: "domain-hosts" });
-    expect(decideUrlVerdict({ ...base, strippedTo: "https://a.test/x" })).toMatchObject({ status: "refused", reason: "trap:params-stripped" });
+  it("never admitted: normalization, then the admission chain's first refusal (in its order), else not seen", () => {
+    // The same filters inspect-url.ts builds, given out of order: the chain puts them in its order.
+    const first = (filters: Parameters<typeof buildAdmissionChain>[0], url = "http://a.test/a/b/c") => {
+      const answers = buildAdmissionChain(filters).explain(url, "a.test");
+      return answers.find((a) => a.verdict !== undefined)?.verdict ?? null;
+    };
+    const outOfScope = new ScopeFilter({ mode: "hosts", keys: ["b.test"] });
+    const trap = new TrapFilter(["max-path-depth=2"]);
+    const budget = new HostBudgetFacts(() => 5, 5);
+    const domainHosts = new DomainHostsFacts(() => ({ domain: "a.test", hosts: 1000, known: false }), 1000);
+    expect(decideUrlVerdict({ ...base, admission: first([budget, trap, outOfScope]) })).toMatchObject({ status: "refused", reason: "out-of-scope" });
+    expect(decideUrlVerdict({ ...base, admission: first([domainHosts, budget, trap]) })).toMatchObject({ status: "refused", reason: "trap:path-depth" });
+    expect(decideUrlVerdict({ ...base, admission: first([domainHosts, budget]) })).toMatchObject({ status: "refused", reason: "host-budget" });
+    expect(decideUrlVerdict({ ...base, admission: first([domainHosts]) })).toMatchObject({ status: "refused", reason: "domain-hosts", detail: expect.stringContaining("--max-hosts-per-domain") });
+    expect(decideUrlVerdict({ ...base, admission: first([trap]), strippedTo: "https://a.test/x" })).toMatchObject({ status: "refused", reason: "trap:params-stripped" });
+    expect(decideUrlVerdict({ ...base, admission: first([trap, budget], "http://a.test/ok") })).toMatchObject({ status: "refused", reason: "host-budget" });
+    expect(decideUrlVerdict({ ...base, admission: first([new TrapFilter(["max-path-depth=9"])]) }).status).toBe("not-seen");
     expect(decideUrlVerdict(base).status).toBe("not-seen");
   });
 

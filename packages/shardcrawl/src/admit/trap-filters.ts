@@ -1,0 +1,94 @@
+// Spider-trap defences: small URL filters listed in configuration, run in order, the first that
+// refuses a URL names the reason. They look at one URL only; the per-host page budget needs the
+// host's count and lives in Lua (admit/lua-decided.ts).
+//
+// Configuration: a list of "name=value" strings, e.g.
+//   ["max-path-depth=32", "max-repeated-segment=4", "max-query-params=12", "max-url-length=1024"]
+import type { AdmissionFilter, Refusal } from "./verdict.js";
+
+/** A trap filter returns undefined to pass a URL, or the reason it refuses it (a counter name). */
+export type UrlFilter = (url: string) => string | undefined;
+
+/** The path part of a normalized absolute URL ("" when there is none). */
+function pathOf(url: string): string {
+  const scheme = url.indexOf("://");
+  const start = url.indexOf("/", scheme < 0 ? 0 : scheme + 3);
+  if (start < 0) return "";
+  let end = url.length;
+  const q = url.indexOf("?", start);
+  if (q >= 0) end = q;
+  const h = url.indexOf("#", start);
+  if (h >= 0 && h < end) end = h;
+  return url.slice(start, end);
+}
+
+function segmentsOf(url: string): string[] {
+  return pathOf(url).split("/").filter((s) => s.length > 0);
+}
+
+const FACTORIES: Record<string, (n: number) => UrlFilter> = {
+  /** More than n path segments: /a/b/c/... generated without end. */
+  "max-path-depth": (n) => (url) => (segmentsOf(url).length > n ? "path-depth" : undefined),
+  /** One segment repeated more than n times: /x/y/x/y/x/y relative-link loops, calendars. */
+  "max-repeated-segment": (n) => (url) => {
+    const counts = new Map<string, number>();
+    for (const s of segmentsOf(url)) {
+      const c = (counts.get(s) ?? 0) + 1;
+      if (c > n) return "repeated-segment";
+      counts.set(s, c);
+    }
+    return undefined;
+  },
+  /** More than n query parameters: faceted search, tracking and session permutations. */
+  "max-query-params": (n) => (url) => {
+    const q = url.indexOf("?");
+    if (q < 0) return undefined;
+    const h = url.indexOf("#", q);
+    const query = url.slice(q + 1, h < 0 ? url.length : h);
+    return query.length > 0 && query.split("&").length > n ? "query-params" : undefined;
+  },
+  "max-url-length": (n) => (url) => (url.length > n ? "url-length" : undefined),
+};
+
+export const URL_FILTER_NAMES = Object.keys(FACTORIES);
+
+/** Builds the trap filters; throws a RangeError naming the bad entry. */
+export function buildUrlFilters(specs: readonly string[]): UrlFilter[] {
+  return specs.map((spec) => {
+    const m = /^([a-z-]+)=(\d{1,9})$/.exec(spec.trim());
+    if (!m) throw new RangeError(`url filter ${JSON.stringify(spec)}: expected name=number (names: ${URL_FILTER_NAMES.join(", ")})`);
+    const make = FACTORIES[m[1]!];
+    if (!make) throw new RangeError(`url filter ${JSON.stringify(spec)}: unknown filter (names: ${URL_FILTER_NAMES.join(", ")})`);
+    const n = Number(m[2]);
+    if (n < 1) throw new RangeError(`url filter ${JSON.stringify(spec)}: the limit must be >= 1`);
+    return make(n);
+  });
+}
+
+/** Runs the trap filters: the first refusal wins. */
+export function filterUrl(filters: readonly UrlFilter[], url: string): string | undefined {
+  for (const f of filters) {
+    const r = f(url);
+    if (r !== undefined) return r;
+  }
+  return undefined;
+}
+
+/** The configured trap filters as one filter of the admission chain. */
+export class TrapFilter implements AdmissionFilter {
+  readonly name = "trap" as const;
+  private readonly filters: UrlFilter[];
+
+  constructor(specs: readonly string[]) {
+    this.filters = buildUrlFilters(specs);
+  }
+
+  get empty(): boolean {
+    return this.filters.length === 0;
+  }
+
+  check(url: string): Refusal | undefined {
+    const r = filterUrl(this.filters, url);
+    return r === undefined ? undefined : { filter: "trap", reason: `trap:${r}`, detail: `refused by the URL filter ${r} (spider-trap defence)` };
+  }
+}

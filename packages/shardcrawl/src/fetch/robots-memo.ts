@@ -1,0 +1,53 @@
+// Compiled robots.txt per origin, so the hot path does not re-parse robots.txt for every URL
+// (compiling costs far more than matching a URL). Bounded; an entry is re-checked against the
+// node's robots cache (another fetcher may have fetched a newer file) after MEMO_TTL_MS.
+import { compileRobots, type RobotsEntry } from "./robots.js";
+import type { RobotsView } from "../admit/fetch-time.js";
+
+const MEMO_MAX = 10_000;
+const MEMO_TTL_MS = 60_000;
+
+interface Memo extends RobotsView {
+  fetchedAt: number;
+  expires: number;
+}
+
+export class RobotsMemo {
+  private readonly memo = new Map<string, Memo>();
+
+  constructor(
+    /** The node's robots cache (Redis): the file as last fetched by any fetcher, or null. */
+    private readonly load: (origin: string) => Promise<RobotsEntry | null>,
+    private readonly userAgent: string,
+    private readonly maxCrawlDelayMs: number,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Compiles an origin's rules and remembers them. */
+  remember(origin: string, entry: RobotsEntry): RobotsView {
+    const compiled = compileRobots(entry, this.userAgent, { maxCrawlDelayMs: this.maxCrawlDelayMs });
+    this.memo.delete(origin);
+    if (this.memo.size >= MEMO_MAX) this.memo.delete(this.memo.keys().next().value!);
+    const fresh: Memo = {
+      compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}),
+      ...(entry.kind === "disallow-all" && entry.errorClass ? { errorClass: entry.errorClass } : {}), fetchedAt: entry.fetchedAt, expires: this.now() + MEMO_TTL_MS,
+    };
+    this.memo.set(origin, fresh);
+    return fresh;
+  }
+
+  /** The origin's rules, or null when the node has no robots.txt for it yet. */
+  async get(origin: string): Promise<RobotsView | null> {
+    const memo = this.memo.get(origin);
+    if (memo && memo.expires > this.now()) return memo;
+    const entry = await this.load(origin);
+    if (!entry) return null;
+    // The same fetch of the file (another fetcher would have stored a newer fetchedAt): keep the
+    // compiled rules rather than compile them again every minute (a large file costs ~40 ms).
+    if (memo && memo.fetchedAt === entry.fetchedAt && memo.kind === entry.kind) {
+      memo.expires = this.now() + MEMO_TTL_MS;
+      return memo;
+    }
+    return this.remember(origin, entry);
+  }
+}
