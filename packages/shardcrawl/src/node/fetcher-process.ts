@@ -28,7 +28,7 @@ import { DnsStatsReporter } from "../fetch/dns-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { FetchErrorClass, Lease, PageLogLine } from "../shared/types.js";
-import { RecrawlVisits } from "./recrawl-visits.js";
+import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 
 const ROBOTS_MEMO_MAX = 10_000;
 /** A fetch must end this long before its lease expires (the completion call needs time too). */

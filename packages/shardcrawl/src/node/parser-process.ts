@@ -18,7 +18,7 @@ import type { HashedLink } from "../frontier/index.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import type { OutboxLink } from "../shard/outbox-format.js";
-import { RecrawlVisits } from "./recrawl-visits.js";
+import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   DAY_MS, RecrawlScheduler, emptyHistory, estimateRate, groupPrior, hintSaysStale, isSitemap, logNormalGroupPrior, observe, priorAround, sitemapLastmods,
 } from "../../src/schedule/recrawl/index.js";
-import { budgetPerDay, recrawlConfigFromFlags, recrawlConfigFromObject } from "../../src/node/recrawl-config.js";
+import { budgetPerDay, recrawlConfigFromFlags, recrawlConfigFromObject } from "../../src/schedule/recrawl/continuous-config.js";
 import { parseCrawlFlags } from "../../src/cli/flags.js";
 
 const T0 = Date.UTC(2025, 0, 1);

@@ -5,13 +5,12 @@
 // content rules) before the page is acknowledged. Verdicts come from the node-wide validator counters in Redis and are cached
 // per host for a short while (they change slowly; a cache hit saves a round trip per fetch).
 import type { Redis } from "ioredis";
-import type { FetchSuccess } from "../fetch/http-client.js";
-import type { FetchedPage } from "../shared/types.js";
-import { decodeBody } from "../parse/decode-body.js";
-import { RecrawlHistoryStore, ValueTiers, hostVerdict, isSitemap, recordResponse, revisitHeaders, sitemapLastmods, type ValidatorVerdict } from "../schedule/recrawl/index.js";
-import type { NodeConfig } from "./config.js";
-import type { RecrawlNodeConfig } from "./recrawl-config.js";
-import { budgetPerDay } from "./recrawl-config.js";
+import type { FetchSuccess } from "../../fetch/http-client.js";
+import type { FetchedPage } from "../../shared/types.js";
+import { decodeBody } from "../../parse/decode-body.js";
+import { RecrawlHistoryStore, ValueTiers, hostVerdict, isSitemap, recordResponse, revisitHeaders, sitemapLastmods, type ValidatorVerdict } from "./index.js";
+import type { RecrawlNodeConfig } from "./continuous-config.js";
+import { budgetPerDay } from "./continuous-config.js";
 
 const VERDICT_TTL_MS = 30_000;
 /** Sitemaps kept in the hint stream (P rhint) until the node's re-crawl loop reads them. */
@@ -33,7 +32,7 @@ export class RecrawlVisits {
     this.tiers = new ValueTiers(rc.value);
   }
 
-  static forConfig(redis: Redis, config: NodeConfig): RecrawlVisits | undefined {
+  static forConfig(redis: Redis, config: { prefix: string; recrawl?: RecrawlNodeConfig }): RecrawlVisits | undefined {
     return config.recrawl ? new RecrawlVisits(redis, config.prefix, config.recrawl) : undefined;
   }
 

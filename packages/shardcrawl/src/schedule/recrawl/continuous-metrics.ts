@@ -4,8 +4,8 @@
 // evidence, planned visits by reason, and the validation sample's report (predicted vs observed
 // changes, Brier score). A ratio with no change yet is +Inf.
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { RecrawlMetrics } from "../schedule/recrawl/index.js";
-import type { RecrawlSnapshot } from "./recrawl-loop.js";
+import type { RecrawlMetrics } from "./index.js";
+import type { RecrawlSnapshot } from "./continuous-loop.js";
 
 const PER_SCOPE: Array<[string, "counter" | "gauge", string, (m: RecrawlMetrics) => number]> = [
   ["shardcrawl_recrawl_fetches_total", "counter", "Fetches recorded in the re-crawl history (first visits, revisits, 304s).", (m) => m.fetches],

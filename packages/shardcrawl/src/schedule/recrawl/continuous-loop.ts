@@ -13,12 +13,11 @@ import type { Redis } from "ioredis";
 import {
   DAY_MS, DEFAULT_COST_CONFIG, RecrawlHistoryStore, RedisRecrawlSchedule, ValueTiers, hintSaysStale,
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
-} from "../schedule/recrawl/index.js";
-import { compileRobots } from "../fetch/robots.js";
-import type { NodeConfig } from "./config.js";
-import type { NodeFrontier } from "./open-frontier.js";
-import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./recrawl-config.js";
-import { hintStreamKey } from "./recrawl-visits.js";
+} from "./index.js";
+import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
+import type { HostPressure } from "../../frontier/frontier.js";
+import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
+import { hintStreamKey } from "./continuous-visits.js";
 
 /** The frontier tier revisits are queued at: 0, so they are not stuck behind discovery. */
 export const REVISIT_TIER = 0;
@@ -57,6 +56,29 @@ export interface RecrawlSnapshot {
   validation: ValidationReport;
 }
 
+/**
+ * What the loop needs from the node's configuration. A structural type, so this folder does not
+ * depend on node/ (the node's config satisfies it as it is).
+ */
+export interface RecrawlHostConfig {
+  prefix: string;
+  userAgent: string;
+  delayMs: number;
+  politenessMarginMs: number;
+  leaseTtlMs: number;
+  recrawl?: RecrawlNodeConfig;
+}
+
+/** What the loop needs from the node's frontier (its host queues, robots cache and flow state). */
+export interface RecrawlFrontierPort {
+  frontier: {
+    keys: { host(host: string): string };
+    addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number): Promise<number>;
+    hostPressure(topN: number): Promise<HostPressure[]>;
+  };
+  getRobots(origin: string): Promise<RobotsEntry | null>;
+}
+
 export class RecrawlLoop {
   private readonly store: RecrawlHistoryStore;
   private readonly tiers: ValueTiers;
@@ -74,7 +96,7 @@ export class RecrawlLoop {
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
 
-  private constructor(private readonly redis: Redis, private readonly frontier: NodeFrontier, private readonly config: NodeConfig, private readonly say: (m: string) => void) {
+  private constructor(private readonly redis: Redis, private readonly frontier: RecrawlFrontierPort, private readonly config: RecrawlHostConfig, private readonly say: (m: string) => void) {
     this.rc = config.recrawl as RecrawlNodeConfig;
     this.store = new RecrawlHistoryStore(redis, config.prefix, this.rc.outcomeStreamCap);
     this.tiers = new ValueTiers(this.rc.value);
@@ -103,7 +125,7 @@ export class RecrawlLoop {
     return existed;
   }
 
-  static async start(redis: Redis, frontier: NodeFrontier, config: NodeConfig, say: (m: string) => void): Promise<RecrawlLoop> {
+  static async start(redis: Redis, frontier: RecrawlFrontierPort, config: RecrawlHostConfig, say: (m: string) => void): Promise<RecrawlLoop> {
     const loop = new RecrawlLoop(redis, frontier, config, say);
     await loop.restore();
     loop.loop = loop.run();

@@ -3,7 +3,7 @@
 // flags that fill it, and the loading of the value-rules and content-rules files, so the shared
 // config.ts and flags.ts only carry one field and one call each.
 import { readFileSync } from "node:fs";
-import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "../schedule/recrawl/index.js";
+import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "./index.js";
 
 /** How the budget is given: fetches per second, or bytes / credits per day. */
 export type RecrawlBudgetUnit = "fetches/s" | "bytes/day" | "credits/day";
