@@ -154,6 +154,7 @@ async function main(): Promise<void> {
       // (5xx, 429, timeout, reset, transient DNS) holds the host instead: the URL is back in its
       // queue, unattempted, until the next robots.txt try (robots-step.ts).
       const step = await robotsStep(client, frontier, config, lease, origin, (m) => ctx.log(m));
+      await revisits?.chargeRobots(); // a robots.txt request spends re-crawl budget like any fetch
       if (step.kind === "deferred") return;
       const { compiled } = remember(origin, step.entry);
       // Crawl-delay as the file asks it; a new file without one clears the old override.
