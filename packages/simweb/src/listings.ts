@@ -131,8 +131,8 @@ export class Listings {
     return `<!DOCTYPE html>\n<html><head><meta charset="utf-8"><title>Listing ${k} — ${h.info.name}</title>\n<link rel="alternate" type="application/rss+xml" title="Latest" href="/feed.xml">\n</head>\n<body><h1>Listing ${k}</h1>\n<ul class="listing">\n${items.join("\n")}\n</ul>\n${next}\n</body></html>\n`;
   }
 
-  /** RSS 2.0 of the most recently changed pages (pubDate = their version stamp, as served). */
-  private feed(h: HostModel, now: number): string {
+  /** Ground truth of the feed served at `now`: its entries (page and version stamp), newest first. */
+  feedAt(h: HostModel, now: number): Array<{ p: PageSpec; v: number }> {
     const at = now - this.cfg.lagMs;
     const scan = Math.min(h.info.pageCount - 1, this.cfg.feedScan);
     const entries: Array<{ p: PageSpec; v: number }> = [];
@@ -142,7 +142,12 @@ export class Listings {
       entries.push({ p, v: this.world.pageVersionAt(p.url, at) });
     }
     entries.sort((a, b) => b.v - a.v);
-    const items = entries.slice(0, this.cfg.feedEntries).map(
+    return entries.slice(0, this.cfg.feedEntries);
+  }
+
+  /** RSS 2.0 of the most recently changed pages (pubDate = their version stamp, as served). */
+  private feed(h: HostModel, now: number): string {
+    const items = this.feedAt(h, now).map(
       ({ p, v }) => `  <item><title>${p.slug}</title><link>${p.url.replace(/&/g, "&amp;")}</link><guid>${p.url.replace(/&/g, "&amp;")}#${v}</guid><pubDate>${new Date(Math.floor(v / 1000) * 1000).toUTCString()}</pubDate></item>`,
     );
     return `<?xml version="1.0" encoding="UTF-8"?>\n<rss version="2.0"><channel><title>${h.info.name}</title><link>${this.world.origin(h)}/</link>\n${items.join("\n")}\n</channel></rss>\n`;

@@ -193,7 +193,7 @@ async function main(): Promise<void> {
       // A lost history update costs one observation, never the page: log it and go on.
       const facts = res.facts;
       const kept = facts?.contentDigest !== undefined
-        ? recrawl.recordPage(p.page, facts.contentDigest, res.bodyBytes)
+        ? recrawl.recordPage(p.page, facts.contentDigest, res.bodyBytes, () => withBody(p.page!, p.spool).body) // the body only for listings and feed links
         : res.contentType?.includes("xml") ? Promise.resolve().then(() => recrawl.recordSitemap(withBody(p.page!, p.spool))) : null; // sitemap lastmod: change hints
       await kept?.catch((err: unknown) => ctx.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
     }

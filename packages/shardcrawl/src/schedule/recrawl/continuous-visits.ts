@@ -89,11 +89,15 @@ export class RecrawlVisits {
    * Records a parsed page (2xx with a content digest; anything else is not kept fresh). Returns
    * whether the content changed since our copy (null on a first visit or when not recorded).
    */
-  async recordPage(page: FetchedPage, contentDigest: string | undefined, bodyBytes = page.body.byteLength): Promise<boolean | null> {
+  async recordPage(page: FetchedPage, contentDigest: string | undefined, bodyBytes = page.body.byteLength, loadBody?: () => Buffer): Promise<boolean | null> {
     if (page.status < 200 || page.status >= 300 || contentDigest === undefined) return null;
-    await this.noteFeeds(page);
+    // The body may be spooled to disk: read back only for the few pages searched for feed links
+    // and for listings.
+    let full: FetchedPage | undefined;
+    const withBody = (): FetchedPage => (full ??= loadBody ? { ...page, body: loadBody() } : page);
+    await this.noteFeeds(page, withBody);
     // A listing page is a detector, read on its own schedule, not a page kept fresh for itself.
-    if (await this.readListing(page)) return null;
+    if (await this.readListing(page, withBody)) return null;
     const r = await recordResponse(this.store, {
       url: page.url, atMs: Date.parse(page.fetchedAt), status: page.status, bytes: bodyBytes, requestHeaders: page.requestHeaders,
       headers: page.headers, digest: contentDigest, tier: this.tiers.tierOf(page.url), unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType,
@@ -113,7 +117,7 @@ export class RecrawlVisits {
   }
 
   /** Feed links of the first pages of each host go to P rfeeds (the loop reads the feeds). */
-  private async noteFeeds(page: FetchedPage): Promise<void> {
+  private async noteFeeds(page: FetchedPage, withBody: () => FetchedPage): Promise<void> {
     let host: string;
     try {
       host = new URL(page.url).host;
@@ -121,10 +125,11 @@ export class RecrawlVisits {
       return;
     }
     const n = this.feedScans.get(host) ?? 0;
-    if (n >= FEED_SCAN_PAGES || !/html/i.test(page.headers.find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "")) return;
+    // Listing pages are where sites announce feeds most; they are few, so each is searched.
+    if ((n >= FEED_SCAN_PAGES && !this.listings.for(page.url)) || !/html/i.test(page.headers.find(([k]) => k.toLowerCase() === "content-type")?.[1] ?? "")) return;
     if (this.feedScans.size >= FEED_SCAN_HOSTS_MAX) this.feedScans.clear();
     this.feedScans.set(host, n + 1);
-    const html = this.text(page, MAX_LISTING_BYTES);
+    const html = this.text(withBody(), MAX_LISTING_BYTES);
     if (html === null) return;
     const links = feedLinks(html, page.url).filter((u) => new URL(u).host === host); // another host's feed is not ours to read
     if (links.length > 0) await this.redis.hset(feedsKey(this.prefix), host, JSON.stringify(links));
@@ -135,10 +140,10 @@ export class RecrawlVisits {
    * summary changed go to the loop (stream P rlisting), which marks them stale. False when no
    * listing rule applies.
    */
-  private async readListing(page: FetchedPage): Promise<boolean> {
+  private async readListing(page: FetchedPage, withBody: () => FetchedPage): Promise<boolean> {
     const rule = this.listings.for(page.url);
     if (!rule) return false;
-    const html = this.text(page, MAX_LISTING_BYTES);
+    const html = this.text(withBody(), MAX_LISTING_BYTES);
     if (html === null) return true;
     const items = rule.extract(html, page.url);
     const byHost = new Map<string, Array<{ url: string; field: string; digest: Buffer }>>();
