@@ -16,10 +16,10 @@ import { simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type Ver
 import { Listings, makeConfig, World, type HostModel } from "../packages/simweb/src/index.js";
 
 const SCALE = 3600;
-const BUDGET = 8; // fetches per second
+const BUDGET = 12; // fetches per second: above what politeness allows here, so the budget never holds a hinted visit back
 const CYCLE_MS = 1000;
 const DELAY_MS = 200;
-const RUN_MS = 30_000;
+const RUN_MS = 40_000;
 /** Listing reads in the last seconds may not have been acted on when the node stopped. */
 const GRACE_MS = 6_000;
 const HOUR = 3_600_000;
@@ -58,11 +58,11 @@ describe("continuous mode with listing pages, feeds and sitemap indexes", () => 
   beforeAll(async () => {
     dir = mkdtempSync(join(tmpdir(), "sc-listings-"));
     const simConfig = {
-      hostPageCap: 121,
-      pagesPerHost: { min: 120, alpha: 1.0, max: 150 },
+      hostPageCap: 41,
+      pagesPerHost: { min: 40, alpha: 1.0, max: 150 },
       change: { staticShare: 0.1, minIntervalMs: 2 * HOUR, maxIntervalMs: 120 * HOUR, churnShare: 0 },
       robots: { absent: 0, empty: 0, rules: 0, "agent-specific": 0, "crawl-delay": 0, sitemap: 1, large: 0, redirect: 0, "disallow-all": 0, "server-error": 0, unreachable: 0 },
-      listings: { hostShare: 1, itemsPerListing: 30, visibleShare: 0.7, lagMs: 0, feedEntries: 20, feedScan: 2000 },
+      listings: { hostShare: 1, itemsPerListing: 10, visibleShare: 0.7, lagMs: 0, feedEntries: 20, feedScan: 2000 },
     };
     const cfg = join(dir, "simweb.json");
     writeFileSync(cfg, JSON.stringify(simConfig));
@@ -75,7 +75,7 @@ describe("continuous mode with listing pages, feeds and sitemap indexes", () => 
     writeSeeds(configArgs, seeds);
     const rules = join(dir, "listings.json");
     writeFileSync(rules, JSON.stringify({
-      listings: [{ pattern: "/list/\\d+$", item: '<a href="(?<link>[^"]+)">[^<]*</a> <span class="summary">(?<summary>[^<]*)</span>', revisitMs: 2000 }],
+      listings: [{ pattern: "/list/\\d+$", item: '<a href="(?<link>[^"]+)">[^<]*</a> <span class="summary">(?<summary>[^<]*)</span>', revisitMs: 5000 }],
     }));
     const out = join(dir, "out");
     const crawl = startCrawl([
@@ -115,14 +115,6 @@ describe("continuous mode with listing pages, feeds and sitemap indexes", () => 
     return m;
   }
 
-  test("debug", () => {
-    const counts = new Map<string, number>();
-    for (const e of log) { const k = e.path.replace(/\/[a-z0-9-]+-[0-9a-z]+(\.html|\/)?$/, "/PAGE") + " " + e.status; counts.set(k, (counts.get(k) ?? 0) + 1); }
-    console.log([...counts.entries()].sort((a, b) => b[1] - a[1]).slice(0, 40));
-    console.log(metrics.split("\n").filter((l) => /recrawl_(detector|listing|new_entries|feed|hints)/.test(l)).join("\n"));
-    console.log(run.stderr.slice(-3000));
-  });
-
   test("the node ran until stopped and was polite", () => {
     expect(run.code, run.stderr).toBe(130);
     expect(report.violations.gap.count, JSON.stringify(report.violations.gap.examples)).toBe(0);
@@ -136,7 +128,7 @@ describe("continuous mode with listing pages, feeds and sitemap indexes", () => 
     const byListing = new Map<string, LogLine[]>();
     for (const e of reads) byListing.set(urlOf(e), [...(byListing.get(urlOf(e)) ?? []), e]);
     expect(byListing.size).toBeGreaterThanOrEqual(6);
-    expect(Math.max(...[...byListing.values()].map((l) => l.length))).toBeGreaterThanOrEqual(4);
+    expect(Math.max(...[...byListing.values()].map((l) => l.length))).toBeGreaterThanOrEqual(3);
     let shown = 0;
     const missed: string[] = [];
     for (const [, list] of byListing) {
@@ -155,27 +147,35 @@ describe("continuous mode with listing pages, feeds and sitemap indexes", () => 
         }
       }
     }
-    expect(shown).toBeGreaterThan(5);
+    console.log(`listing reads ${reads.length}, item changes shown on a listing ${shown}, not fetched afterwards ${missed.length}`);
+    expect(shown).toBeGreaterThanOrEqual(3);
     expect(missed).toEqual([]);
     expect(metric("shardcrawl_recrawl_listing_hints_total", 'node="node0"')).toBeGreaterThan(0);
     expect(metric("shardcrawl_recrawl_listing_reads_total", 'node="node0"')).toBeGreaterThan(0);
   });
 
-  test("feeds are found from the listing pages and read; entries the node had never fetched are fetched after the read", () => {
+  test("feeds are found from the listing pages and read; entries the node had never fetched are fetched next, ahead of discovery", () => {
     const fetched = fetchTimes();
-    const feedReads = log.filter((e) => e.path === "/feed.xml" && e.status === 200 && e.ts < stoppedAt - GRACE_MS);
+    const feedReads = log.filter((e) => e.path === "/feed.xml" && e.status === 200);
     expect(feedReads.length).toBeGreaterThan(0);
+    const domainOf = (host: string) => host.split(".").slice(-2).join(".");
     let fresh = 0;
+    let judged = 0;
     const late: string[] = [];
     for (const r of feedReads) {
-      for (const { p } of listings.feedAt(modelOf(r.host), r.sim!)) {
-        const times = fetched.get(p.url) ?? [];
-        if (times.some((t) => t <= r.ts)) continue;
-        fresh++;
-        if (!times.some((t) => t > r.ts)) late.push(p.url);
-      }
+      const news = listings.feedAt(modelOf(r.host), r.sim!).map(({ p }) => p.url).filter((u) => !(fetched.get(u) ?? []).some((t) => t <= r.ts));
+      fresh += news.length;
+      // Politeness spaces the fetches of a (registrable) domain: give the entries their turns plus
+      // room for the other first-tier visits (revisits, listings), then every one must be done.
+      const later = log.filter((e) => e.ts > r.ts && domainOf(e.host) === domainOf(r.host) && e.path !== "/robots.txt");
+      const turns = news.length + 30;
+      if (later.length < turns) continue;
+      const by = (later[turns - 1] as LogLine).ts;
+      judged += news.length;
+      for (const u of news) if (!(fetched.get(u) ?? []).some((t) => t > r.ts && t <= by)) late.push(u);
     }
-    console.log(`feed reads ${feedReads.length}, entries new to the node ${fresh}, never fetched afterwards ${late.length}`);
+    console.log(`feed reads ${feedReads.length}, entries new to the node ${fresh}, judged ${judged}, not fetched in their turn ${late.length}`);
+    expect(fresh).toBeGreaterThan(0);
     expect(late).toEqual([]);
     expect(metric("shardcrawl_recrawl_detector_fetches_total", 'node="node0",kind="feed"')).toBeGreaterThan(0);
   });

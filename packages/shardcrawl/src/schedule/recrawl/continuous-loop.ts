@@ -315,7 +315,7 @@ export class RecrawlLoop {
     const rows = await this.redis.xrange(hintStreamKey(this.config.prefix), `(${this.lastHintId}`, "+", "COUNT", 20);
     const stale: string[] = [];
     let feedStale = 0;
-    const discover: Array<{ url: string; host: string }> = [];
+    const discover: Array<{ url: string; host: string; fromFeed: boolean }> = [];
     const children: Array<{ url: string; host: string }> = [];
     for (const [id, fields] of rows) {
       this.lastHintId = id;
@@ -367,7 +367,7 @@ export class RecrawlLoop {
         found++;
         if (this.queuedNew.size >= QUEUED_MEMORY) this.queuedNew.clear();
         this.queuedNew.add(url);
-        discover.push({ url, host });
+        discover.push({ url, host, fromFeed: kind === "feed" });
       }
     }
     if (stale.length > 0) {
@@ -375,9 +375,12 @@ export class RecrawlLoop {
       this.snap.hintsApplied += applied;
       this.snap.feedHints += Math.min(feedStale, applied);
     }
-    // URLs the crawl has already seen are queued or fetched through it; only the others are new.
-    const seen = discover.length > 0 ? await this.frontier.frontier.mightHaveSeen(discover.map((d) => d.url)) : [];
-    const fresh = discover.filter((_, i) => !seen[i]);
+    // A sitemap's URLs the crawl has already seen are queued or fetched through it. A feed's are
+    // queued now even so: a new entry is worth fetching at once, not when discovery reaches it
+    // (at worst one more fetch, and the feed is small).
+    const bulk = discover.filter((d) => !d.fromFeed);
+    const seen = bulk.length > 0 ? await this.frontier.frontier.mightHaveSeen(bulk.map((d) => d.url)) : [];
+    const fresh = [...discover.filter((d) => d.fromFeed), ...bulk.filter((_, i) => !seen[i])].map(({ url, host }) => ({ url, host }));
     if (fresh.length > 0) {
       await this.frontier.frontier.addRevisits(fresh, REVISIT_TIER, now);
       this.snap.newEntriesQueued += fresh.length;
