@@ -19,9 +19,9 @@ const SCALE = 3600;
 const BUDGET = 12; // fetches per second: above what politeness allows here, so the budget never holds a hinted visit back
 const CYCLE_MS = 1000;
 const DELAY_MS = 200;
-const RUN_MS = 40_000;
+const RUN_MS = 45_000;
 /** Listing reads in the last seconds may not have been acted on when the node stopped. */
-const GRACE_MS = 6_000;
+const GRACE_MS = 10_000;
 const HOUR = 3_600_000;
 
 /** Waits until the node has fetched its first page; returns its status port. */
