@@ -42,7 +42,7 @@ const SIM_CONFIG = {
   listings: { hostShare: 1, itemsPerListing: 10, visibleShare: 0.7, lagMs: 0, feedEntries: 20, feedScan: 2000 },
 };
 const CONFIG_ARGS = ["--preset", "tiny", "--seed", "11", "--hosts", "3"];
-const RULES = { listings: [{ pattern: "/list/\\d+$", item: '<a href="(?<link>[^"]+)">[^<]*</a> <span class="summary">(?<summary>[^<]*)</span>', revisitMs: 5000 }] };
+const RULES = { listings: [{ pattern: "/list/\\d+$", item: '<a href="(?<link>[^"]+)">[^<]*</a> <span class="summary">(?<summary>[^<]*)</span>', revisitMs: 10000 }] };
 
 const freePort = () => new Promise((r) => { const s = createServer().listen(0, "127.0.0.1", () => { const p = s.address().port; s.close(() => r(p)); }); });
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));

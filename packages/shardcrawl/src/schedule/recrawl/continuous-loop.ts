@@ -133,7 +133,7 @@ export class RecrawlLoop {
     this.store = new RecrawlHistoryStore(redis, config.prefix, this.rc.outcomeStreamCap);
     this.tiers = new ValueTiers(this.rc.value);
     this.sitemapEveryMs = Math.min(DAY_MS, 16 * this.rc.cycleMs);
-    this.feedEveryMs = Math.min(DAY_MS, 4 * this.rc.cycleMs);
+    this.feedEveryMs = Math.min(DAY_MS, 8 * this.rc.cycleMs);
     this.listingRules = new ListingRules(this.rc.listings ?? []);
     this.snap = this.emptySnapshot();
   }
