@@ -9,6 +9,7 @@
 //     listings, feeds, sitemaps, robots.txt).
 //   node scripts/recrawl-listings.mjs [--run-s 90] [--warmup-s 30] [--budget 3] [--out bench-results/recrawl-listings.json]
 // Needs the built packages (pnpm build) and redis-server on the PATH.
+/* global fetch */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
