@@ -24,6 +24,22 @@ const DELAY_MS = 300;
 const RUN_MS = 30_000;
 const HOUR = 3_600_000;
 
+/** Waits until the node has fetched its first page; returns its status port. */
+async function firstFetch(out: string, proc: { exitCode: number | null }): Promise<number> {
+  for (let i = 0; i < 1200 && proc.exitCode === null; i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    let port: number;
+    try {
+      port = (JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number }).statusPort;
+    } catch {
+      continue;
+    }
+    const m = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => "");
+    if (/^shardcrawl_pages_fetched_total\{[^}]*\} [1-9]/m.test(m)) return port;
+  }
+  throw new Error("the node fetched nothing within 120 s");
+}
+
 interface LogLine { ts: number; host: string; scheme: string; method: string; path: string; status: number; sim?: number }
 
 describe("continuous mode: revisits within a budget on a changing simweb", () => {
@@ -63,8 +79,9 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
       "--continuous", "--recrawl-budget", String(BUDGET), "--recrawl-cycle", String(CYCLE_MS), "--value-rules", valueRules,
       ...simwebFlags(sim),
     ]);
+    // Timed from the first fetch: on a loaded machine a node can take many seconds to start.
+    const statusPort = await firstFetch(out, crawl.proc);
     await new Promise((r) => setTimeout(r, RUN_MS));
-    const { statusPort } = JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number };
     metrics = await (await fetch(`http://127.0.0.1:${statusPort}/metrics`)).text();
     stoppedAt = Date.now();
     crawl.proc.kill("SIGTERM");
@@ -72,7 +89,7 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
     await sim.stop(); // flushes the request log
     log = readFileSync(sim.logFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogLine);
     report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1 });
-  }, 120_000);
+  }, 240_000);
 
   let client: Redis | undefined;
   const db = (): Redis => (client ??= redis.client());

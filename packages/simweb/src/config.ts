@@ -1,5 +1,6 @@
 // Every knob of the synthetic web, JSON-serializable, with presets. A World is a pure function of
 // (config, seed): two processes given the same config serve the same bytes.
+import { DEFAULT_LISTINGS, type ListingsConfig } from "./listings.js";
 import { validateRobotsFaults, type CrawlDelaySpec, type RobotsOutageSpec } from "./robots-faults.js";
 
 /** How a host answers /robots.txt. */
@@ -123,6 +124,8 @@ export interface SimwebConfig {
    * null = no quota. Counted per server process, so a restarted server has its quota restored.
    */
   quota: { afterRequests: number | null; header: string };
+  /** Listing pages, feeds and sitemap indexes on a share of hosts (listings.ts). */
+  listings: ListingsConfig;
   /** robots.txt outage windows and long Crawl-delays on chosen hosts (robots-faults.ts). */
   robotsOutages: RobotsOutageSpec[];
   crawlDelays: CrawlDelaySpec[];
@@ -182,6 +185,7 @@ export const DEFAULT_CONFIG: SimwebConfig = {
   change: { staticShare: 0.3, minIntervalMs: DAY / 4, maxIntervalMs: 365 * DAY, churnShare: 0.1 },
   timeOriginMs: Date.UTC(2025, 0, 1),
   quota: { afterRequests: null, header: "x-upstream-quota" },
+  listings: DEFAULT_LISTINGS,
   limits: { maxConnections: 20_000, maxHanging: 2_000, compressCacheBytes: 64 * 1024 * 1024, maxHeaderBytes: 16 * 1024 },
 };
 
@@ -265,5 +269,7 @@ function validate(c: SimwebConfig): void {
   if (c.change.minIntervalMs <= 0 || c.change.maxIntervalMs < c.change.minIntervalMs) fail("change intervals must satisfy 0 < min <= max");
   if (c.quota.afterRequests !== null && !(Number.isInteger(c.quota.afterRequests) && c.quota.afterRequests >= 0)) fail("quota.afterRequests must be null or an integer >= 0");
   if (!/^[a-z0-9-]+$/i.test(c.quota.header)) fail("quota.header must be a header name");
+  const l = c.listings;
+  if (!(l.hostShare >= 0 && l.hostShare <= 1 && l.visibleShare >= 0 && l.visibleShare <= 1 && l.itemsPerListing >= 1 && l.lagMs >= 0 && l.feedEntries >= 1 && l.feedScan >= 1)) fail("listings: shares in [0,1], itemsPerListing, feedEntries and feedScan >= 1, lagMs >= 0");
   if (c.throttle.maxConcurrency.length === 0 || c.throttle.ratePerSec.length === 0 || c.throttle.retryAfterSec.length === 0) fail("throttle lists must not be empty");
 }

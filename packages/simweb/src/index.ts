@@ -16,3 +16,4 @@ export { verifyLog } from "./verify.js";
 export { canonicalUrl, decodeUnreservedPercent } from "./normalize.js";
 export type { ChangeSpec, Churn } from "./change.js";
 export { RealWeb, startRealweb, DEFAULT_REALWEB, type RealwebOptions, type RealwebStats, type RunningRealweb } from "./realweb.js";
+export { Listings, DEFAULT_LISTINGS, type ListingsConfig } from "./listings.js";

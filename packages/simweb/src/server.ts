@@ -2,6 +2,7 @@
 // Each request: find the host, apply its behaviours (throttle, flapping, reset, hang, latency),
 // route the path, render, apply validators and content encoding, log one line when it ends.
 import { RobotsFaults } from "./robots-faults.js";
+import { Listings } from "./listings.js";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
 import type { Socket } from "node:net";
@@ -125,6 +126,7 @@ export async function startSimweb(opts: StartOptions): Promise<RunningSimweb> {
 
 export class SimwebApp {
   readonly renderer: Renderer;
+  readonly listings: Listings;
   readonly log: RequestLog | null;
   private readonly runtimes = new Map<number, HostRuntime>();
   private readonly hanging = new Set<Socket>();
@@ -145,6 +147,7 @@ export class SimwebApp {
     logFile?: string,
   ) {
     this.renderer = new Renderer(world);
+    this.listings = new Listings(world);
     this.robotsFaults = new RobotsFaults(world.config);
     this.log = logFile ? new RequestLog(logFile) : null;
     const lim = world.config.limits;
@@ -327,7 +330,7 @@ export class SimwebApp {
         if (resource.kind === "robots" && kind === "redirect") return this.send(res, entry, 301, { location: `${w.origin(h)}/meta/robots.txt` }, Buffer.from("moved\n"), method);
         if (kind === "absent" && w.robots.text(h) === null) return this.notFound(res, entry, method);
         if (kind === "server-error") return this.send(res, entry, [500, 503, 502][h.seed % 3] as number, { "content-type": "text/html" }, Buffer.from("<h1>error</h1>\n"), method);
-        return this.send(res, entry, 200, { "content-type": "text/plain; charset=utf-8" }, Buffer.from(w.robots.text(h) ?? "", "utf8"), method);
+        return this.send(res, entry, 200, { "content-type": "text/plain; charset=utf-8" }, Buffer.from((w.robots.text(h) ?? "") + this.listings.robotsLines(h), "utf8"), method);
       }
       case "sitemap":
         return this.send(res, entry, 200, { "content-type": "application/xml" }, Buffer.from(this.sitemap(h), "utf8"), method);
@@ -343,8 +346,11 @@ export class SimwebApp {
         const bomb = await gzipBomb(w.config.bombBytes);
         return this.send(res, entry, 200, { "content-type": "text/html", "content-encoding": "gzip" }, bomb, method);
       }
-      case "notfound":
+      case "notfound": {
+        const listed = this.listings.render(h, req.url ?? "/", this.clock.now());
+        if (listed) return this.send(res, entry, 200, { "content-type": listed.contentType }, Buffer.from(listed.body, "utf8"), method);
         return this.notFound(res, entry, method);
+      }
       case "page":
         return this.servePage(h, resource.page, req, res, entry, method);
     }

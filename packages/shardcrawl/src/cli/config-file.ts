@@ -4,7 +4,7 @@ import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { defaultConfig, validateConfig, type NodeConfig } from "../node/config.js";
 import { UsageError } from "./flags.js";
-import { recrawlConfigFromObject } from "../node/recrawl-config.js";
+import { recrawlConfigFromObject } from "../schedule/recrawl/continuous-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 
 export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {

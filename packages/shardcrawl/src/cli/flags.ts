@@ -1,7 +1,7 @@
 // `shardcrawl crawl` flags -> NodeConfig. The flag names are a contract outside tests rely on.
 import { parseArgs } from "node:util";
 import { defaultConfig, type Derivative, DERIVATIVES, validateConfig, type NodeConfig, type Scope } from "../node/config.js";
-import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
+import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../schedule/recrawl/continuous-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 import { parsePriorityRuleFlag } from "../schedule/priority.js";
 

@@ -46,7 +46,7 @@ export interface FetchPipelineDeps {
   /** --ip-concurrency: a slot of the lease's address, "full", or null when not limited. */
   ipSlot(lease: Lease): Promise<{ release(): Promise<unknown> } | "full" | null>;
   /** Continuous mode: conditional request headers and 304s (node/recrawl-visits.ts). */
-  revisits?: { headersFor(url: string, host: string): Promise<Record<string, string>>; recordNotModified(res: FetchSuccess): Promise<boolean> } | undefined;
+  revisits?: { headersFor(url: string, host: string): Promise<Record<string, string>>; recordNotModified(res: FetchSuccess): Promise<boolean>; chargeRobots(): Promise<unknown> } | undefined;
   spool: { complete(lease: Lease, end: number, page: Omit<FetchedPage, "body">, body: Buffer | readonly Buffer[], feedback: Feedback): Promise<void> };
   pageLog: { append(line: PageLogLine): Promise<void> };
   leaseTtl: { record(ms: number): void };
@@ -113,6 +113,7 @@ export class FetchPipeline {
       // An outage (5xx, 429, timeout, reset, transient DNS) holds the host instead: the URL is back
       // in its queue, unattempted, until the next robots.txt try (robots-step.ts).
       const step = await this.d.fetchRobots(lease, origin);
+      await this.d.revisits?.chargeRobots(); // a robots.txt request spends re-crawl budget like any fetch
       if (step.kind === "deferred") return { kind: "done" };
       const { compiled } = this.d.robots.remember(origin, step.entry);
       // Crawl-delay as the file asks it; a new file without one clears the old override.

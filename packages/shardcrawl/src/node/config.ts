@@ -5,7 +5,7 @@ import { parseMinFreeDisk } from "./disk-space.js";
 import { availableParallelism } from "node:os";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
 import { buildUrlFilters } from "../frontier/index.js";
-import { validateRecrawlConfig, type RecrawlNodeConfig } from "./recrawl-config.js";
+import { validateRecrawlConfig, type RecrawlNodeConfig } from "../schedule/recrawl/continuous-config.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";
 import { validateLogSettings } from "./node-logger.js";
@@ -165,7 +165,7 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
-  /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
+  /** Continuous mode (issue 7, schedule/recrawl/continuous-config.ts): revisit fetched pages within a budget. */
   recrawl?: RecrawlNodeConfig;
   /**
    * Queue sizing (node/queue-sizing.ts): with a target rate, the parse queue (pages, bytes) and the

@@ -28,7 +28,7 @@ import { DnsStatsReporter } from "../fetch/dns-stats.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { Lease } from "../shared/types.js";
-import { RecrawlVisits } from "./recrawl-visits.js";
+import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 
 /** Blocked time is added to the Redis counters at most this often. */
 const BLOCKED_FLUSH_MS = 1_000;

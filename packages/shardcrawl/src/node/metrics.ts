@@ -10,8 +10,8 @@ import { admissionTimings, refusalsByFilter } from "../admit/index.js";
 import { Counter, Gauge, Registry } from "prom-client";
 import type { HostPressure } from "../frontier/index.js";
 import type { NodeStats } from "./open-frontier.js";
-import type { RecrawlSnapshot } from "./recrawl-loop.js";
-import { registerRecrawlMetrics } from "./recrawl-metrics.js";
+import type { RecrawlSnapshot } from "../schedule/recrawl/continuous-loop.js";
+import { registerRecrawlMetrics } from "../schedule/recrawl/continuous-metrics.js";
 
 /** CPU and memory of one process of the node, read from /proc. */
 export interface ProcessSample {

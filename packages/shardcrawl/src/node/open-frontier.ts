@@ -119,6 +119,10 @@ export class NodeFrontier {
   }
 
   /** The stored origin of a host, or null when the host is unknown. */
+  mightHaveSeen(urls: readonly string[]): Promise<boolean[]> {
+    return this.frontier.mightHaveSeen(urls);
+  }
+
   hostOrigin(host: string): Promise<string | null> {
     return this.frontier.hostOrigin(host);
   }

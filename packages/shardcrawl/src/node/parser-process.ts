@@ -19,7 +19,7 @@ import { spoolDir } from "../store/body-spool.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
-import { RecrawlVisits } from "./recrawl-visits.js";
+import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";

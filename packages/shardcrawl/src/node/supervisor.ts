@@ -19,7 +19,7 @@ import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
-import { RecrawlLoop } from "./recrawl-loop.js";
+import { RecrawlLoop } from "../schedule/recrawl/continuous-loop.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
 import { UrlPrioritizer } from "../schedule/priority.js";
 import type { QueueSizing } from "./queue-sizing.js";

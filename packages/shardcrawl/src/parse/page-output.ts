@@ -25,7 +25,7 @@ export interface WarcSink {
 
 /** What it needs of the re-crawl history (continuous mode). */
 export interface RecrawlSink {
-  recordPage(page: FetchedPage, contentDigest: string | undefined, bodyBytes?: number): Promise<unknown>;
+  recordPage(page: FetchedPage, contentDigest: string | undefined, bodyBytes?: number, loadBody?: () => Buffer): Promise<unknown>;
   recordSitemap(page: FetchedPage): Promise<unknown>;
 }
 
@@ -66,7 +66,7 @@ export class PageOutput {
     // A lost history update costs one observation, never the page: log it and go on.
     const facts = res.facts;
     const kept = facts?.contentDigest !== undefined
-      ? recrawl.recordPage(page, facts.contentDigest, res.bodyBytes)
+      ? recrawl.recordPage(page, facts.contentDigest, res.bodyBytes, () => this.withBody(page, p.spool).body) // the body only for listings and feed links
       : res.contentType?.includes("xml") ? Promise.resolve().then(() => recrawl.recordSitemap(this.withBody(page, p.spool))) : null; // sitemap lastmod: change hints
     await kept?.catch((err: unknown) => this.d.log(`re-crawl history of ${p.line.url} not recorded: ${(err as Error).message}`));
   }

@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import {
   DAY_MS, RecrawlScheduler, emptyHistory, estimateRate, groupPrior, hintSaysStale, isSitemap, logNormalGroupPrior, observe, priorAround, sitemapLastmods,
 } from "../../src/schedule/recrawl/index.js";
-import { budgetPerDay, recrawlConfigFromFlags, recrawlConfigFromObject } from "../../src/node/recrawl-config.js";
+import { budgetPerDay, recrawlConfigFromFlags, recrawlConfigFromObject } from "../../src/schedule/recrawl/continuous-config.js";
 import { parseCrawlFlags } from "../../src/cli/flags.js";
 
 const T0 = Date.UTC(2025, 0, 1);
@@ -224,6 +224,7 @@ describe("re-crawl metrics on /metrics", () => {
       node: "n0",
       recrawl: {
         unit: "fetches/s", budget: 2, pages: 7, planned: { priority: 5, validation: 1 }, discoveryCharged: 7, hintsApplied: 2, sitemapsQueued: 1, dropped: 0,
+        indexSitemapsQueued: 2, feedsQueued: 3, feedHints: 1, newEntriesQueued: 4, listingReads: 5, listingChangedItems: 6, listingHints: 5, listingsQueued: 7, robotsCharged: 8,
         overall: m(12, 4), hosts: [{ host: "a.test", ...m(8, 4) }, { host: "b.test", ...m(4, 0) }], freshness: 0.7, valueFreshness: 0.8,
         validation: { visits: 3, predictedChanges: 1.2, observedChanges: 1, brier: 0.1 },
       },
@@ -237,5 +238,9 @@ describe("re-crawl metrics on /metrics", () => {
     expect(text).toMatch(/^shardcrawl_recrawl_validation_brier\{node="n0"\} 0\.1$/m);
     expect(text).toMatch(/^shardcrawl_recrawl_planned_visits_total\{node="n0",reason="validation"\} 1$/m);
     expect(text).toMatch(/^shardcrawl_recrawl_validator_evidence_total\{node="n0",evidence="ignored"\} 2$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_detector_fetches_total\{node="n0",kind="robots"\} 8$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_detector_fetches_total\{node="n0",kind="index-sitemap"\} 2$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_listing_changed_items_total\{node="n0"\} 6$/m);
+    expect(text).toMatch(/^shardcrawl_recrawl_feed_hints_total\{node="n0"\} 1$/m);
   });
 });

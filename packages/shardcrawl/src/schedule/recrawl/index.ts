@@ -16,3 +16,5 @@ export * from "./history-store.js";
 export * from "./record-response.js";
 export * from "./sitemap.js";
 export * from "./due-store.js";
+export * from "./feeds.js";
+export * from "./listing-rules.js";

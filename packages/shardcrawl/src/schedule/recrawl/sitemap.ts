@@ -3,7 +3,8 @@
 // stale, without fetching it. The sitemap protocol is a flat, namespace-free-in-practice list of
 // <url><loc>..</loc><lastmod>..</lastmod></url>; a scan for those two elements is enough and
 // keeps an XML parser dependency (and its entity/DTD surface) out of the parser process.
-// Sitemap index files (<sitemapindex>) are not followed yet.
+// Sitemap index files (<sitemapindex>) name further sitemaps; the node follows them, bounded per
+// host and round (continuous-loop.ts).
 
 /** The protocol's limit on URLs per sitemap file. */
 export const MAX_SITEMAP_URLS = 50_000;
@@ -24,6 +25,37 @@ function unescapeXml(s: string): string {
 /** Whether a body looks like a sitemap url set (cheap test before scanning it). */
 export function isSitemap(text: string): boolean {
   return /<urlset\b/i.test(text.slice(0, 4096));
+}
+
+/** Child sitemaps an index may name at most (the protocol allows 50,000; we follow few). */
+export const MAX_INDEX_SITEMAPS = 100;
+const SITEMAP_RE = /<sitemap\b[^>]*>([\s\S]*?)<\/sitemap\s*>/gi;
+
+/** Whether a body looks like a sitemap index file. */
+export function isSitemapIndex(text: string): boolean {
+  return /<sitemapindex\b/i.test(text.slice(0, 4096));
+}
+
+/** The child sitemap URLs of a sitemap index (at most `max`). */
+export function sitemapIndexLocs(xml: string, max = MAX_INDEX_SITEMAPS): string[] {
+  const out: string[] = [];
+  for (const m of xml.matchAll(SITEMAP_RE)) {
+    if (out.length >= max) break;
+    const loc = LOC_RE.exec(m[1] as string)?.[1];
+    if (loc) out.push(unescapeXml(loc));
+  }
+  return out;
+}
+
+/** Every <loc> of a sitemap url set (for discovery), at most `max`. */
+export function sitemapLocs(xml: string, max = MAX_SITEMAP_URLS): string[] {
+  const out: string[] = [];
+  for (const m of xml.matchAll(URL_RE)) {
+    if (out.length >= max) break;
+    const loc = LOC_RE.exec(m[1] as string)?.[1];
+    if (loc) out.push(unescapeXml(loc));
+  }
+  return out;
 }
 
 /**

@@ -3,7 +3,8 @@
 // flags that fill it, and the loading of the value-rules and content-rules files, so the shared
 // config.ts and flags.ts only carry one field and one call each.
 import { readFileSync } from "node:fs";
-import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "../schedule/recrawl/index.js";
+import { parseListingRules, type ListingRule } from "./listing-rules.js";
+import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "./index.js";
 
 /** How the budget is given: fetches per second, or bytes / credits per day. */
 export type RecrawlBudgetUnit = "fetches/s" | "bytes/day" | "credits/day";
@@ -23,6 +24,8 @@ export interface RecrawlNodeConfig {
   outcomeStreamCap: number;
   /** What the schedule maximises: fresh copies (default) or changes captured (optimum.ts). */
   objective: RecrawlObjective;
+  /** Listing pages read as change detectors of their items (listing-rules.ts), from --listing-rules. */
+  listings?: ListingRule[];
 }
 
 export const DEFAULT_RECRAWL_CYCLE_MS = 15 * 60_000;
@@ -38,6 +41,9 @@ continuous re-crawl (docs/recrawl.md):
                               fast-changing pages get more visits, bounded by politeness)
   --value-rules <file>        JSON {"rules":[{"pattern":"re","tier":0}],"defaultTier":1,"weights":[4,2,1]}
   --content-rules <file>      JSON {"strip":["re", ...]}: removed from the text before change detection
+  --listing-rules <file>      JSON {"listings":[{"pattern":"re on the listing URL","item":"re with (?<link>) and
+                              (?<summary>)" | "itemSelector":"li.item","summarySelector":".price","revisitMs":n}]}:
+                              listing pages read as change detectors; only items whose summary changed are fetched early
 `;
 
 /** parseArgs option specs of the continuous-mode flags. */
@@ -49,6 +55,7 @@ export const RECRAWL_OPTIONS = {
   "recrawl-objective": { type: "string" },
   "value-rules": { type: "string" },
   "content-rules": { type: "string" },
+  "listing-rules": { type: "string" },
 } as const;
 
 export class RecrawlConfigError extends Error {}
@@ -90,6 +97,16 @@ export function loadValueRules(file: string): ValueConfig {
   return cfg;
 }
 
+export function loadListingRules(file: string): ListingRule[] {
+  const j = readJson("listing-rules", file);
+  if (!isRecord(j)) throw new RecrawlConfigError(`--listing-rules: ${file}: expected {"listings": [...]}`);
+  try {
+    return parseListingRules(j.listings);
+  } catch (err) {
+    throw new RecrawlConfigError(`--listing-rules: ${file}: ${(err as Error).message}`);
+  }
+}
+
 export function loadContentRules(file: string): ContentRules {
   const j = readJson("content-rules", file);
   if (!isRecord(j) || !Array.isArray(j.strip) || !j.strip.every((s) => typeof s === "string")) {
@@ -112,10 +129,10 @@ function positive(flag: string, v: string | undefined, fallback: number): number
 }
 
 /** The continuous-mode part of the config from parsed flags; undefined without --continuous. */
-export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budget"?: string; "recrawl-unit"?: string; "recrawl-cycle"?: string; "recrawl-objective"?: string; "value-rules"?: string; "content-rules"?: string }): RecrawlNodeConfig | undefined {
-  const any = v["recrawl-budget"] ?? v["recrawl-unit"] ?? v["recrawl-cycle"] ?? v["recrawl-objective"] ?? v["value-rules"] ?? v["content-rules"];
+export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budget"?: string; "recrawl-unit"?: string; "recrawl-cycle"?: string; "recrawl-objective"?: string; "value-rules"?: string; "content-rules"?: string; "listing-rules"?: string }): RecrawlNodeConfig | undefined {
+  const any = v["recrawl-budget"] ?? v["recrawl-unit"] ?? v["recrawl-cycle"] ?? v["recrawl-objective"] ?? v["value-rules"] ?? v["content-rules"] ?? v["listing-rules"];
   if (!v.continuous) {
-    if (any !== undefined) throw new RecrawlConfigError("the --recrawl-*, --value-rules and --content-rules flags need --continuous");
+    if (any !== undefined) throw new RecrawlConfigError("the --recrawl-*, --value-rules, --content-rules and --listing-rules flags need --continuous");
     return undefined;
   }
   const unit = (v["recrawl-unit"] ?? "fetches/s") as RecrawlBudgetUnit;
@@ -131,6 +148,7 @@ export function recrawlConfigFromFlags(v: { continuous?: boolean; "recrawl-budge
     contentRules: v["content-rules"] !== undefined ? loadContentRules(v["content-rules"]) : DEFAULT_CONTENT_RULES,
     creditsByType: { html: 1 },
     outcomeStreamCap: 100_000,
+    ...(v["listing-rules"] !== undefined ? { listings: loadListingRules(v["listing-rules"]) } : {}),
   };
 }
 
@@ -145,6 +163,7 @@ export function validateRecrawlConfig(r: RecrawlNodeConfig): string[] {
   try {
     new ValueTiers(r.value);
     new ContentDigester(r.contentRules);
+    if (r.listings) parseListingRules(r.listings);
   } catch (err) {
     errors.push(`recrawl: ${(err as Error).message}`);
   }
@@ -163,7 +182,7 @@ export function budgetPerDay(r: RecrawlNodeConfig): { perDay: number; unit: Budg
  */
 export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
   if (!isRecord(o)) throw new RecrawlConfigError(`recrawl: expected a mapping {budget, unit, cycleMs, valueRules, contentRules}`);
-  const known = new Set(["budget", "unit", "cycleMs", "objective", "valueRules", "contentRules"]);
+  const known = new Set(["budget", "unit", "cycleMs", "objective", "valueRules", "contentRules", "listingRules"]);
   for (const k of Object.keys(o)) if (!known.has(k)) throw new RecrawlConfigError(`recrawl: unknown key "${k}"`);
   const str = (k: string): string | undefined => {
     const v = o[k];
@@ -173,6 +192,6 @@ export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
   };
   return recrawlConfigFromFlags({
     continuous: true, "recrawl-budget": str("budget"), "recrawl-unit": str("unit"), "recrawl-cycle": str("cycleMs"), "recrawl-objective": str("objective"),
-    "value-rules": str("valueRules"), "content-rules": str("contentRules"),
+    "value-rules": str("valueRules"), "content-rules": str("contentRules"), "listing-rules": str("listingRules"),
   }) as RecrawlNodeConfig;
 }

@@ -4,8 +4,8 @@
 // evidence, planned visits by reason, and the validation sample's report (predicted vs observed
 // changes, Brier score). A ratio with no change yet is +Inf.
 import { Counter, Gauge, type Registry } from "prom-client";
-import type { RecrawlMetrics } from "../schedule/recrawl/index.js";
-import type { RecrawlSnapshot } from "./recrawl-loop.js";
+import type { RecrawlMetrics } from "./index.js";
+import type { RecrawlSnapshot } from "./continuous-loop.js";
 
 const PER_SCOPE: Array<[string, "counter" | "gauge", string, (m: RecrawlMetrics) => number]> = [
   ["shardcrawl_recrawl_fetches_total", "counter", "Fetches recorded in the re-crawl history (first visits, revisits, 304s).", (m) => m.fetches],
@@ -49,7 +49,18 @@ export function registerRecrawlMetrics(reg: Registry, node: string, r: RecrawlSn
   const planned = counter("shardcrawl_recrawl_planned_visits_total", "Visits planned and queued, by reason (priority, discovery, reestimate, probe, validation).", ["reason"]);
   for (const [reason, n] of Object.entries(r.planned)) inc(planned, n, { reason });
   inc(counter("shardcrawl_recrawl_discovery_charged_total", "First visits made through the frontier and charged to the re-crawl budget."), r.discoveryCharged);
-  inc(counter("shardcrawl_recrawl_hints_total", "Pages marked stale by a sitemap lastmod newer than our copy."), r.hintsApplied);
+  inc(counter("shardcrawl_recrawl_hints_total", "Pages marked stale by a sitemap lastmod or feed date newer than our copy."), r.hintsApplied);
+  inc(counter("shardcrawl_recrawl_feed_hints_total", "Pages marked stale by a feed entry dated after our copy."), r.feedHints);
+  const queued = counter("shardcrawl_recrawl_detector_fetches_total", "Fetches queued for cheap change signals and charged to the budget, by kind (sitemap, index-sitemap, feed, listing, robots).", ["kind"]);
+  inc(queued, r.sitemapsQueued, { kind: "sitemap" });
+  inc(queued, r.indexSitemapsQueued, { kind: "index-sitemap" });
+  inc(queued, r.feedsQueued, { kind: "feed" });
+  inc(queued, r.listingsQueued, { kind: "listing" });
+  inc(queued, r.robotsCharged, { kind: "robots" });
+  inc(counter("shardcrawl_recrawl_new_entries_total", "URLs first seen in a feed or sitemap, queued at once."), r.newEntriesQueued);
+  inc(counter("shardcrawl_recrawl_listing_reads_total", "Listing pages read (item summaries compared with the last read)."), r.listingReads);
+  inc(counter("shardcrawl_recrawl_listing_changed_items_total", "Items whose summary changed on a listing read."), r.listingChangedItems);
+  inc(counter("shardcrawl_recrawl_listing_hints_total", "Items in the schedule marked stale because their listing summary changed."), r.listingHints);
   inc(counter("shardcrawl_recrawl_dropped_pages_total", "Pages dropped from the schedule after repeated revisits without a 2xx or 304 answer."), r.dropped);
   const val = r.validation;
   gauge("shardcrawl_recrawl_validation_visits", "Visits of the random validation sample recorded so far.").set({ node }, val.visits);

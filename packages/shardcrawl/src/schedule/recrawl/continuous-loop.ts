@@ -13,12 +13,12 @@ import type { Redis } from "ioredis";
 import {
   DAY_MS, DEFAULT_COST_CONFIG, RecrawlHistoryStore, RedisRecrawlSchedule, ValueTiers, hintSaysStale,
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
-} from "../schedule/recrawl/index.js";
-import { compileRobots } from "../fetch/robots.js";
-import type { NodeConfig } from "./config.js";
-import type { NodeFrontier } from "./open-frontier.js";
-import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./recrawl-config.js";
-import { hintStreamKey } from "./recrawl-visits.js";
+} from "./index.js";
+import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
+import type { HostPressure } from "../../frontier/frontier.js";
+import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
+import { chargesKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
+import { ListingRules } from "./listing-rules.js";
 
 /** The frontier tier revisits are queued at: 0, so they are not stuck behind discovery. */
 export const REVISIT_TIER = 0;
@@ -36,6 +36,14 @@ const OUTCOME_BATCH = 1000;
 const MAX_MISSED_PLANS = 3;
 /** Outcomes applied to the schedule per script round. */
 const RECORD_BATCH = 256;
+/** Unknown URLs queued from one sitemap or feed at most (discovery stays a trickle, not a flood). */
+const MAX_DISCOVERY_PER_DOC = 1000;
+/** Sitemaps (index children included) fetched per host per sitemap round at most. */
+const MAX_SITEMAPS_PER_HOST_ROUND = 20;
+/** Recently queued discoveries remembered, so a feed read twice does not queue an entry twice. */
+const QUEUED_MEMORY = 100_000;
+/** Share of a cycle's budget listing reads may take; the rest stays for the pages themselves. */
+const LISTING_BUDGET_SHARE = 0.5;
 
 export interface RecrawlSnapshot {
   unit: RecrawlBudgetUnit;
@@ -47,6 +55,20 @@ export interface RecrawlSnapshot {
   discoveryCharged: number;
   hintsApplied: number;
   sitemapsQueued: number;
+  /** Sitemaps named by sitemap index files and queued (bounded per host and round). */
+  indexSitemapsQueued: number;
+  /** Feeds queued; dated feed entries newer than our copy that marked a page stale. */
+  feedsQueued: number;
+  feedHints: number;
+  /** URLs from feeds and sitemaps we had never fetched, queued at once (charged when fetched). */
+  newEntriesQueued: number;
+  /** Listing reads, item summaries seen changed on them, and items marked stale because of it. */
+  listingReads: number;
+  listingChangedItems: number;
+  listingHints: number;
+  listingsQueued: number;
+  /** robots.txt requests charged to the budget. */
+  robotsCharged: number;
   /** Pages dropped after MAX_MISSED_PLANS plans without an answer. */
   dropped: number;
   overall: RecrawlMetrics;
@@ -57,6 +79,28 @@ export interface RecrawlSnapshot {
   validation: ValidationReport;
 }
 
+/**
+ * What the loop needs from the node's configuration. A structural type, so this folder does not
+ * depend on node/ (the node's config satisfies it as it is).
+ */
+export interface RecrawlHostConfig {
+  prefix: string;
+  userAgent: string;
+  delayMs: number;
+  politenessMarginMs: number;
+  leaseTtlMs: number;
+  recrawl?: RecrawlNodeConfig;
+}
+
+/** What the loop needs from the node's frontier (its host queues, robots cache and flow state). */
+export interface RecrawlFrontierPort {
+  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number): Promise<number>;
+  hostOrigin(host: string): Promise<string | null>;
+  hostPressure(topN: number): Promise<HostPressure[]>;
+  mightHaveSeen(urls: readonly string[]): Promise<boolean[]>;
+  getRobots(origin: string): Promise<RobotsEntry | null>;
+}
+
 export class RecrawlLoop {
   private readonly store: RecrawlHistoryStore;
   private readonly tiers: ValueTiers;
@@ -64,6 +108,14 @@ export class RecrawlLoop {
   private readonly rc: RecrawlNodeConfig;
   private lastOutcomeId = "0";
   private lastHintId = "0";
+  private lastListingId = "0";
+  private readonly listingRules: ListingRules;
+  /** URLs queued for discovery from feeds and sitemaps (recent ones; cleared when full). */
+  private readonly queuedNew = new Set<string>();
+  /** Per host: sitemaps fetched in the current sitemap round. */
+  private readonly sitemapRound = new Map<string, number>();
+  private readonly feedDue = new Map<string, number>();
+  private readonly feedEveryMs: number;
   private queue: PlannedVisit[] = [];
   private nextCycleMs = 0;
   /** Per host: when its sitemaps are next fetched (a new host's at the next cycle). */
@@ -74,11 +126,13 @@ export class RecrawlLoop {
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
 
-  private constructor(private readonly redis: Redis, private readonly frontier: NodeFrontier, private readonly config: NodeConfig, private readonly say: (m: string) => void) {
+  private constructor(private readonly redis: Redis, private readonly frontier: RecrawlFrontierPort, private readonly config: RecrawlHostConfig, private readonly say: (m: string) => void) {
     this.rc = config.recrawl as RecrawlNodeConfig;
     this.store = new RecrawlHistoryStore(redis, config.prefix, this.rc.outcomeStreamCap);
     this.tiers = new ValueTiers(this.rc.value);
     this.sitemapEveryMs = Math.min(DAY_MS, 16 * this.rc.cycleMs);
+    this.feedEveryMs = Math.min(DAY_MS, 8 * this.rc.cycleMs);
+    this.listingRules = new ListingRules(this.rc.listings ?? []);
     this.snap = this.emptySnapshot();
   }
 
@@ -103,7 +157,7 @@ export class RecrawlLoop {
     return existed;
   }
 
-  static async start(redis: Redis, frontier: NodeFrontier, config: NodeConfig, say: (m: string) => void): Promise<RecrawlLoop> {
+  static async start(redis: Redis, frontier: RecrawlFrontierPort, config: RecrawlHostConfig, say: (m: string) => void): Promise<RecrawlLoop> {
     const loop = new RecrawlLoop(redis, frontier, config, say);
     await loop.restore();
     loop.loop = loop.run();
@@ -126,6 +180,7 @@ export class RecrawlLoop {
     };
     return {
       unit: this.rc.unit, budget: this.rc.budget, pages: 0, planned: {}, discoveryCharged: 0, hintsApplied: 0, sitemapsQueued: 0, dropped: 0,
+      indexSitemapsQueued: 0, feedsQueued: 0, feedHints: 0, newEntriesQueued: 0, listingReads: 0, listingChangedItems: 0, listingHints: 0, listingsQueued: 0, robotsCharged: 0,
       overall: zero, hosts: [], freshness: 1, valueFreshness: 1, validation: { visits: 0, predictedChanges: 0, observedChanges: 0, brier: 0 },
     };
   }
@@ -144,6 +199,7 @@ export class RecrawlLoop {
     const last = async (key: string) => ((await this.redis.xrevrange(key, "+", "-", "COUNT", 1))[0]?.[0]) ?? "0";
     this.lastOutcomeId = (await this.scheduler.getMark("rv")) ?? (await last(`${this.config.prefix}rv`));
     this.lastHintId = (await this.scheduler.getMark("rhint")) ?? (await last(hintStreamKey(this.config.prefix)));
+    this.lastListingId = (await this.scheduler.getMark("rlisting")) ?? (await last(listingStreamKey(this.config.prefix)));
     if (!existed) await this.indexOldHistories();
     const pages = this.scheduler.snapshotState.pages;
     if (pages > 0) this.say(`continuous mode: ${pages} pages in the re-crawl schedule`);
@@ -191,7 +247,9 @@ export class RecrawlLoop {
   private async tick(now: number): Promise<void> {
     await this.readOutcomes(now);
     await this.readHints(now);
+    await this.readListings(now);
     if (now >= this.nextCycleMs) {
+      await this.chargeRobots();
       await this.updateHostHealth();
       const plan = await this.scheduler.plan(now);
       for (const v of plan) this.snap.planned[v.reason] = (this.snap.planned[v.reason] ?? 0) + 1;
@@ -200,6 +258,8 @@ export class RecrawlLoop {
       this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
       await this.queueSitemaps(now);
+      await this.queueFeeds(now);
+      await this.queueListings(now);
       await this.refreshMetrics(now);
     }
     let due = 0;
@@ -239,35 +299,192 @@ export class RecrawlLoop {
     }
   }
 
-  /** Sitemap lastmod hints: a lastmod newer than our copy marks the page stale. */
+  /** The cost of one fetch of an HTML page in the budget's unit (sitemaps, feeds, robots.txt, listings). */
+  private fetchCost(): number {
+    return visitCost({ ...DEFAULT_COST_CONFIG, unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType }, { pageType: "html" });
+  }
+
+  /**
+   * Entries of sitemaps, sitemap indexes and feeds. A date newer than our copy marks the page stale;
+   * a same-host URL we never fetched is queued now (discovery: its first visit is charged when it
+   * is recorded); an index's child sitemaps are queued (bounded per host and round, charged).
+   */
   private async readHints(now: number): Promise<void> {
     const rows = await this.redis.xrange(hintStreamKey(this.config.prefix), `(${this.lastHintId}`, "+", "COUNT", 20);
     const stale: string[] = [];
+    let feedStale = 0;
+    const discover: Array<{ url: string; host: string; fromFeed: boolean }> = [];
+    const children: Array<{ url: string; host: string }> = [];
     for (const [id, fields] of rows) {
       this.lastHintId = id;
-      const i = fields.indexOf("h");
+      const field = (k: string) => fields[fields.indexOf(k) + 1];
+      const kind = fields.includes("k") ? field("k") : "sitemap";
+      let docHost: string;
       let pairs: unknown;
       try {
-        pairs = JSON.parse(fields[i + 1] ?? "[]");
+        docHost = new URL(field("s") ?? "").host;
+        pairs = JSON.parse(field("h") ?? "[]");
       } catch {
         continue;
       }
       if (!Array.isArray(pairs)) continue;
+      let found = 0;
       for (const p of pairs) {
         if (!Array.isArray(p) || typeof p[0] !== "string" || typeof p[1] !== "number") continue;
         const url = p[0];
+        let host: string;
+        try {
+          host = new URL(url).host;
+        } catch {
+          continue;
+        }
+        if (host !== docHost) continue; // a sitemap or feed speaks for its own host only
+        if (kind === "index") {
+          const n = this.sitemapRound.get(host) ?? 0;
+          if (n >= MAX_SITEMAPS_PER_HOST_ROUND) continue;
+          this.sitemapRound.set(host, n + 1);
+          children.push({ url, host });
+          continue;
+        }
         let copy;
         try {
           copy = await this.store.get(url);
         } catch {
-          continue; // not a URL, or a damaged record
+          continue; // a damaged record
         }
-        // Not ours (yet: discovery finds it) or out of the schedule: no hint.
-        if (copy?.dueSec && hintSaysStale(p[1], copy)) stale.push(url);
+        if (copy) {
+          if (copy.dueSec && p[1] > 0 && hintSaysStale(p[1], copy)) {
+            stale.push(url);
+            if (kind === "feed") feedStale++;
+          }
+          continue;
+        }
+        if (found >= MAX_DISCOVERY_PER_DOC || this.queuedNew.has(url)) continue;
+        // A listing page keeps no history record; it is known when it is in the listing schedule.
+        if (this.listingRules.for(url) && (await this.redis.zscore(this.listingsKey(), url)) !== null) continue;
+        found++;
+        if (this.queuedNew.size >= QUEUED_MEMORY) this.queuedNew.clear();
+        this.queuedNew.add(url);
+        discover.push({ url, host, fromFeed: kind === "feed" });
       }
     }
-    if (stale.length > 0) this.snap.hintsApplied += await this.scheduler.hint(stale, now);
+    if (stale.length > 0) {
+      const applied = await this.scheduler.hint(stale, now);
+      this.snap.hintsApplied += applied;
+      this.snap.feedHints += Math.min(feedStale, applied);
+    }
+    // A sitemap's URLs the crawl has already seen are queued or fetched through it. A feed's are
+    // queued now even so: a new entry is worth fetching at once, not when discovery reaches it
+    // (at worst one more fetch, and the feed is small).
+    const bulk = discover.filter((d) => !d.fromFeed);
+    const seen = bulk.length > 0 ? await this.frontier.mightHaveSeen(bulk.map((d) => d.url)) : [];
+    const fresh = [...discover.filter((d) => d.fromFeed), ...bulk.filter((_, i) => !seen[i])].map(({ url, host }) => ({ url, host }));
+    if (fresh.length > 0) {
+      await this.frontier.addRevisits(fresh, REVISIT_TIER, now);
+      this.snap.newEntriesQueued += fresh.length;
+    }
+    if (children.length > 0) {
+      await this.frontier.addRevisits(children, REVISIT_TIER, now);
+      await this.scheduler.charge(children.length * this.fetchCost());
+      this.snap.indexSitemapsQueued += children.length;
+    }
     if (rows.length > 0) await this.scheduler.setMark("rhint", this.lastHintId);
+  }
+
+  private listingsKey(): string {
+    return `${this.config.prefix}rlists`;
+  }
+
+  /**
+   * Listing reads (parsers compare each item's summary with the last read): the items whose
+   * summary changed are marked stale, which puts them first in the next plan. The listing itself
+   * joins the listing schedule (P rlists: URL -> next read), read every revisitMs (default a cycle).
+   */
+  private async readListings(now: number): Promise<void> {
+    const rows = await this.redis.xrange(listingStreamKey(this.config.prefix), `(${this.lastListingId}`, "+", "COUNT", 100);
+    const stale: string[] = [];
+    for (const [id, fields] of rows) {
+      this.lastListingId = id;
+      const field = (k: string) => fields[fields.indexOf(k) + 1];
+      const url = field("u");
+      if (!url) continue;
+      this.snap.listingReads++;
+      const every = this.listingRules.for(url)?.revisitMs ?? this.rc.cycleMs;
+      // NX: a read queued by the listing schedule already set the next time; a first read sets it.
+      await this.redis.zadd(this.listingsKey(), "NX", now + every, url);
+      let changed: unknown;
+      try {
+        changed = JSON.parse(field("c") ?? "[]");
+      } catch {
+        continue;
+      }
+      if (!Array.isArray(changed)) continue;
+      for (const u of changed) if (typeof u === "string") stale.push(u);
+    }
+    this.snap.listingChangedItems += stale.length;
+    if (stale.length > 0) this.snap.listingHints += await this.scheduler.hint(stale, now);
+    if (rows.length > 0) await this.scheduler.setMark("rlisting", this.lastListingId);
+  }
+
+  /** Queues the listings whose read is due, within their share of the cycle's budget, charged. */
+  private async queueListings(now: number): Promise<void> {
+    if (this.listingRules.size === 0) return;
+    const cost = this.fetchCost();
+    const cycleBudget = (budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
+    const max = Math.floor((LISTING_BUDGET_SHARE * cycleBudget) / cost);
+    if (max <= 0) return;
+    const due = await this.redis.zrangebyscore(this.listingsKey(), "-inf", now, "LIMIT", 0, max);
+    if (due.length === 0) return;
+    const visits: Array<{ url: string; host: string }> = [];
+    const next: Array<string | number> = [];
+    for (const url of due) {
+      let host: string;
+      try {
+        host = new URL(url).host;
+      } catch {
+        await this.redis.zrem(this.listingsKey(), url);
+        continue;
+      }
+      visits.push({ url, host });
+      next.push(now + (this.listingRules.for(url)?.revisitMs ?? this.rc.cycleMs), url);
+    }
+    if (visits.length === 0) return;
+    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
+    await this.redis.zadd(this.listingsKey(), ...next);
+    await this.scheduler.charge(visits.length * cost);
+    this.snap.listingsQueued += visits.length;
+  }
+
+  /** Queues the feeds the hosts we keep fresh announce, every feedEveryMs per host, charged. */
+  private async queueFeeds(now: number): Promise<void> {
+    const visits: Array<{ url: string; host: string }> = [];
+    for (const host of this.hostFetches.keys()) {
+      if ((this.feedDue.get(host) ?? 0) > now) continue;
+      const raw = await this.redis.hget(feedsKey(this.config.prefix), host);
+      if (!raw) continue;
+      this.feedDue.set(host, now + this.feedEveryMs);
+      let urls: unknown;
+      try {
+        urls = JSON.parse(raw);
+      } catch {
+        continue;
+      }
+      if (Array.isArray(urls)) for (const url of urls) if (typeof url === "string") visits.push({ url, host });
+    }
+    if (visits.length === 0) return;
+    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
+    await this.scheduler.charge(visits.length * this.fetchCost());
+    this.snap.feedsQueued += visits.length;
+  }
+
+  /** robots.txt requests the fetchers made since the last cycle are charged to the budget. */
+  private async chargeRobots(): Promise<void> {
+    const key = chargesKey(this.config.prefix);
+    const n = Number((await this.redis.hget(key, "robots")) ?? 0);
+    if (!(n > 0)) return;
+    await this.redis.hincrby(key, "robots", -n);
+    await this.scheduler.charge(n * this.fetchCost());
+    this.snap.robotsCharged += n;
   }
 
   /** Queues the sitemaps robots.txt lists for the hosts we keep fresh whose turn it is, charged to the budget. */
@@ -276,6 +493,7 @@ export class RecrawlLoop {
     for (const host of this.hostFetches.keys()) {
       if ((this.sitemapDue.get(host) ?? 0) > now) continue;
       this.sitemapDue.set(host, now + this.sitemapEveryMs);
+      this.sitemapRound.delete(host); // a new round: the index children budget starts over
       const origin = await this.frontier.hostOrigin(host);
       if (!origin) continue;
       const entry = await this.frontier.getRobots(origin);
@@ -291,9 +509,8 @@ export class RecrawlLoop {
       }
     }
     if (visits.length === 0) return;
-    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
-    const unit = budgetPerDay(this.rc).unit;
-    await this.scheduler.charge(visits.length * visitCost({ ...DEFAULT_COST_CONFIG, unit, creditsByType: this.rc.creditsByType }, { pageType: "html" }));
+      await this.frontier.addRevisits(visits, REVISIT_TIER, now);
+      await this.scheduler.charge(visits.length * this.fetchCost());
     this.snap.sitemapsQueued += visits.length;
   }
 

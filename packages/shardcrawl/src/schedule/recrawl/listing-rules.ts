@@ -1,0 +1,171 @@
+// Listing pages as change detectors: category, search and index pages show many items at once,
+// each as a link plus a summary (price, stock, title). A listing visit that finds an item's
+// summary changed (or the item new) is a cheap signal that the item page changed, so only those
+// items are fetched ahead of their schedule. Rules name the listing URLs and how an item appears:
+// either a regular expression with named groups `link` and `summary`, or a small selector (one
+// compound selector: tag, #id and .class parts, no combinators) for the item element with an
+// optional one for its summary inside it (default: the item's whole text); the item's link is its
+// first <a href>. A full CSS engine is not needed for this and would add a dependency to the
+// parser process.
+import { createHash } from "node:crypto";
+import { DomUtils, parseDocument } from "htmlparser2";
+
+export interface ListingRule {
+  /** Regular expression on the listing page's URL. */
+  pattern: string;
+  /** Regular expression over the HTML with named groups `link` and `summary`. */
+  item?: string;
+  /** Selector of an item element (with `summarySelector`), instead of `item`. */
+  itemSelector?: string;
+  summarySelector?: string;
+  /** How often a listing page is read (ms); default: one planning cycle. */
+  revisitMs?: number;
+}
+
+export interface ListingItem {
+  url: string;
+  summary: string;
+}
+
+/** Items read from one listing page at most (a bounded read of an unbounded page). */
+export const MAX_LISTING_ITEMS = 2000;
+/** Summaries longer than this are cut (a summary is a short text by design). */
+const MAX_SUMMARY_CHARS = 1000;
+
+interface Compound {
+  tag?: string;
+  id?: string;
+  classes: string[];
+}
+
+function parseSelector(sel: string): Compound {
+  const s = sel.trim();
+  const m = /^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][a-zA-Z0-9_-]+)*)$/.exec(s);
+  if (!s || !m) throw new Error(`selector ${JSON.stringify(sel)}: only one compound selector (tag, #id, .class) is supported`);
+  const out: Compound = { classes: [] };
+  if (m[1]) out.tag = m[1].toLowerCase();
+  for (const part of (m[2] ?? "").match(/[.#][a-zA-Z0-9_-]+/g) ?? []) {
+    if (part.startsWith("#")) out.id = part.slice(1);
+    else out.classes.push(part.slice(1));
+  }
+  return out;
+}
+
+function matches(el: { name: string; attribs: Record<string, string> }, c: Compound): boolean {
+  if (c.tag && el.name.toLowerCase() !== c.tag) return false;
+  if (c.id && el.attribs.id !== c.id) return false;
+  if (c.classes.length > 0) {
+    const have = (el.attribs.class ?? "").split(/\s+/);
+    if (!c.classes.every((k) => have.includes(k))) return false;
+  }
+  return true;
+}
+
+/** One rule, compiled. */
+export class ListingDetector {
+  readonly revisitMs: number | undefined;
+  private readonly url: RegExp;
+  private readonly itemRe: RegExp | undefined;
+  private readonly itemSel: Compound | undefined;
+  private readonly summarySel: Compound | undefined;
+
+  constructor(rule: ListingRule) {
+    this.url = new RegExp(rule.pattern);
+    if ((rule.item === undefined) === (rule.itemSelector === undefined)) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: give exactly one of "item" (regex) or "itemSelector"`);
+    if (rule.item !== undefined) {
+      this.itemRe = new RegExp(rule.item, "g");
+      const groups = /\(\?<link>/.test(rule.item) && /\(\?<summary>/.test(rule.item);
+      if (!groups) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: "item" needs the named groups (?<link>...) and (?<summary>...)`);
+    } else {
+      this.itemSel = parseSelector(rule.itemSelector as string);
+      if (rule.summarySelector !== undefined) this.summarySel = parseSelector(rule.summarySelector);
+    }
+    if (rule.revisitMs !== undefined && !(rule.revisitMs >= 1000)) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: revisitMs must be >= 1000`);
+    this.revisitMs = rule.revisitMs;
+  }
+
+  appliesTo(url: string): boolean {
+    return this.url.test(url);
+  }
+
+  /** The items of a listing page: absolute item URLs (resolved against the page) and their summaries. */
+  extract(html: string, pageUrl: string): ListingItem[] {
+    const out: ListingItem[] = [];
+    const push = (href: string | undefined, summary: string) => {
+      if (!href || out.length >= MAX_LISTING_ITEMS) return;
+      let url: string;
+      try {
+        const u = new URL(decodeEntities(href.trim()), pageUrl);
+        if (u.protocol !== "http:" && u.protocol !== "https:") return;
+        u.hash = "";
+        url = u.href;
+      } catch {
+        return;
+      }
+      out.push({ url, summary: decodeEntities(summary.replace(/\s+/g, " ").trim()).slice(0, MAX_SUMMARY_CHARS) });
+    };
+    if (this.itemRe) {
+      this.itemRe.lastIndex = 0;
+      for (const m of html.matchAll(this.itemRe)) {
+        push(m.groups?.link, m.groups?.summary ?? "");
+        if (out.length >= MAX_LISTING_ITEMS) break;
+      }
+      return out;
+    }
+    const doc = parseDocument(html);
+    const sel = this.itemSel as Compound;
+    const items = DomUtils.findAll((el) => matches(el, sel), doc.children);
+    for (const item of items) {
+      const a = DomUtils.findOne((el) => el.name === "a" && typeof el.attribs.href === "string", item.children);
+      const sumEl = this.summarySel ? DomUtils.findOne((el) => matches(el, this.summarySel as Compound), item.children) : item;
+      push(a?.attribs.href, sumEl ? DomUtils.textContent(sumEl) : "");
+      if (out.length >= MAX_LISTING_ITEMS) break;
+    }
+    return out;
+  }
+}
+
+const ENTITIES: Record<string, string> = { amp: "&", lt: "<", gt: ">", quot: '"', apos: "'", nbsp: " " };
+function decodeEntities(s: string): string {
+  return s.replace(/&(#x[0-9a-f]+|#\d+|[a-z]+);/gi, (all, e: string) => {
+    if (e[0] === "#") {
+      const n = e[1] === "x" || e[1] === "X" ? parseInt(e.slice(2), 16) : parseInt(e.slice(1), 10);
+      return Number.isFinite(n) && n > 0 && n < 0x110000 ? String.fromCodePoint(n) : all;
+    }
+    return ENTITIES[e.toLowerCase()] ?? all;
+  });
+}
+
+/** 8-byte digest of a summary (what the listing store keeps per item). */
+export function summaryDigest(summary: string): Buffer {
+  return createHash("sha1").update(summary).digest().subarray(0, 8);
+}
+
+/** The rules, compiled; the first rule whose pattern matches a URL applies. */
+export class ListingRules {
+  private readonly detectors: ListingDetector[];
+  constructor(rules: readonly ListingRule[]) {
+    this.detectors = rules.map((r) => new ListingDetector(r));
+  }
+  get size(): number {
+    return this.detectors.length;
+  }
+  for(url: string): ListingDetector | undefined {
+    return this.detectors.find((d) => d.appliesTo(url));
+  }
+}
+
+/** Checks a rules value from a config file; returns the rules or throws with a message naming the problem. */
+export function parseListingRules(v: unknown): ListingRule[] {
+  if (!Array.isArray(v)) throw new Error(`expected a list of {"pattern", "item" | "itemSelector", "summarySelector"?, "revisitMs"?}`);
+  const rules = v.map((r: unknown, i) => {
+    if (typeof r !== "object" || r === null || typeof (r as ListingRule).pattern !== "string") throw new Error(`rule ${i} needs a string "pattern"`);
+    const o = r as Record<string, unknown>;
+    for (const k of Object.keys(o)) if (!["pattern", "item", "itemSelector", "summarySelector", "revisitMs"].includes(k)) throw new Error(`rule ${i}: unknown key "${k}"`);
+    for (const k of ["item", "itemSelector", "summarySelector"]) if (o[k] !== undefined && typeof o[k] !== "string") throw new Error(`rule ${i}: "${k}" must be a string`);
+    if (o.revisitMs !== undefined && typeof o.revisitMs !== "number") throw new Error(`rule ${i}: "revisitMs" must be a number`);
+    return o as unknown as ListingRule;
+  });
+  new ListingRules(rules); // compiles every pattern: a bad one fails here, at load time
+  return rules;
+}
