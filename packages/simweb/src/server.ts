@@ -4,7 +4,7 @@
 import { RobotsFaults } from "./robots-faults.js";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { Socket } from "node:net";
+import { createServer as createNetServer, type Socket } from "node:net";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -21,6 +21,9 @@ import { CertFactory, loadOrCreateCa } from "./tls.js";
 import { gzipBomb } from "./bomb.js";
 import { Lru } from "./lru.js";
 import { Rng, hashString, mix, unit } from "./prng.js";
+import { NameService } from "./name-service.js";
+import { startDnsServer, type RunningDns } from "./dns-server.js";
+import { farmResponse } from "./wildcard-farm.js";
 
 export interface StartOptions {
   config: SimwebConfig;
@@ -31,6 +34,10 @@ export interface StartOptions {
   caDir?: string;
   /** Content clock (page versions, churn); defaults to real time. Log times are always real. */
   clock?: Clock;
+  /** UDP port of the DNS server (0 = any free one) when the config has a name service (dns.addresses > 0). */
+  dnsPort?: number;
+  /** The DNS server's query log (JSON lines). */
+  dnsLogFile?: string;
 }
 
 export interface RunningSimweb {
@@ -38,6 +45,10 @@ export interface RunningSimweb {
   httpsPort: number;
   caFile: string;
   world: World;
+  /** The DNS server's UDP port, when one runs. */
+  dnsPort?: number;
+  /** Loopback addresses served besides the bind address (the name service's, same ports). */
+  addresses: string[];
   close(): Promise<void>;
 }
 
@@ -103,15 +114,40 @@ export async function startSimweb(opts: StartOptions): Promise<RunningSimweb> {
     });
   const httpPort = await listen(http, opts.httpPort ?? 0);
   const httpsPort = await listen(https, opts.httpsPort ?? 0);
+  // The name service hands hosts their own loopback addresses: listen on each with the same ports,
+  // passing connections to the one HTTP and HTTPS server (both take raw sockets on "connection").
+  const names = new NameService(world);
+  const addresses = names.addresses().filter((a) => a !== bind);
+  const forwarders: ReturnType<typeof createNetServer>[] = [];
+  for (const address of addresses) {
+    for (const [server, port] of [[http, httpPort], [https, httpsPort]] as const) {
+      const f = createNetServer((socket) => server.emit("connection", socket));
+      forwarders.push(f);
+      await new Promise<void>((resolve, reject) => {
+        f.once("error", reject);
+        f.listen(port, address, () => {
+          f.off("error", reject);
+          resolve();
+        });
+      });
+    }
+  }
+  if (names.enabled) app.logAddresses = true;
+  let dns: RunningDns | null = null;
+  if (names.enabled && opts.dnsPort !== undefined) dns = await startDnsServer(names, { bind, port: opts.dnsPort, logFile: opts.dnsLogFile });
   let closed: Promise<void> | null = null;
   return {
     httpPort,
     httpsPort,
     caFile: ca.caFile,
     world,
+    addresses,
+    ...(dns ? { dnsPort: dns.port } : {}),
     close() {
       closed ??= (async () => {
         app.stop();
+        await dns?.close();
+        await Promise.all(forwarders.map((f) => new Promise<void>((r) => f.close(() => r()))));
         const done = Promise.all([http, https].map((s) => new Promise<void>((r) => s.close(() => r()))));
         http.closeAllConnections();
         https.closeAllConnections();
@@ -137,6 +173,8 @@ export class SimwebApp {
   private nextConnId = 1;
   /** robots.txt outage windows and Crawl-delays of chosen hosts (robots-faults.ts). */
   private readonly robotsFaults: RobotsFaults;
+  /** Log the local address each request arrived on (set when hosts have their own addresses). */
+  logAddresses = false;
 
   constructor(
     readonly world: World,
@@ -176,6 +214,17 @@ export class SimwebApp {
     if (this.simulated) entry.sim = this.clock.now();
     this.noteConnection(req.socket, entry);
     const h = this.world.hostByName(name);
+    const farm = this.world.config.wildcardFarm;
+    if (!h && farm !== null && this.world.isFarmName(name) && !this.stopped) {
+      const r = farmResponse(farm, this.world.config.seed, name, req.url ?? "/");
+      res.on("close", () => {
+        entry.end = Date.now();
+        entry.status = res.writableFinished ? res.statusCode : 0;
+        this.log?.write(entry);
+      });
+      this.send(res, entry, r.status, { "content-type": r.contentType }, r.body, req.method ?? "GET");
+      return;
+    }
     if (!h || this.stopped) {
       entry.end = Date.now();
       this.log?.write(entry);
@@ -229,6 +278,7 @@ export class SimwebApp {
       this.connIds.set(socket, id);
     }
     entry.conn = id;
+    if (this.logAddresses && socket.localAddress) entry.addr = socket.localAddress;
     if (socket instanceof TLSSocket) entry.tlsResumed = socket.isSessionReused();
   }
 
