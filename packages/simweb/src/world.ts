@@ -195,6 +195,11 @@ export class World {
     return farm !== null && (name === farm.domain || name.endsWith(`.${farm.domain}`));
   }
 
+  /** False when the name service never gives the host an address (an NXDOMAIN name, an endless SERVFAIL). */
+  resolvable(h: HostModel): boolean {
+    return !this.config.dns.faults.some((f) => f.host === h.info.index && (f.kind === "nxdomain" || (f.kind !== "move" && f.forMs === undefined)));
+  }
+
   /** All served hosts (shared objects: do not mutate). */
   hosts(): HostInfo[] {
     return this.models.map((m) => m.info);
