@@ -113,6 +113,18 @@ export class NameService {
     return null;
   }
 
+  /**
+   * True for a request to a host whose record has moved, arriving on an address it no longer has:
+   * the old server still answers but closes the connection, as a decommissioned one drains, so a
+   * client has to connect again (and look the name up again once its cached answer expires).
+   */
+  movedAway(name: string, localAddress: string | undefined, now: number): boolean {
+    const fault = this.faults.get(name);
+    if (fault?.spec.kind !== "move") return false;
+    const st = this.state.get(name);
+    return st !== undefined && now - st.firstAt >= fault.spec.afterMs && localAddress !== movedAddress(fault.index);
+  }
+
   /** The answer to an A lookup of `name` at `now` (also called for AAAA: same faults, no v6 address). */
   answer(name: string, now: number, countQuery: boolean): NameAnswer {
     const dns = this.world.config.dns;

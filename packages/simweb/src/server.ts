@@ -132,7 +132,7 @@ export async function startSimweb(opts: StartOptions): Promise<RunningSimweb> {
       });
     }
   }
-  if (names.enabled) app.logAddresses = true;
+  if (names.enabled) app.names = names;
   let dns: RunningDns | null = null;
   if (names.enabled && opts.dnsPort !== undefined) dns = await startDnsServer(names, { bind, port: opts.dnsPort, logFile: opts.dnsLogFile });
   let closed: Promise<void> | null = null;
@@ -173,8 +173,8 @@ export class SimwebApp {
   private nextConnId = 1;
   /** robots.txt outage windows and Crawl-delays of chosen hosts (robots-faults.ts). */
   private readonly robotsFaults: RobotsFaults;
-  /** Log the local address each request arrived on (set when hosts have their own addresses). */
-  logAddresses = false;
+  /** The name service, when hosts have their own addresses: requests log the address they came on. */
+  names: NameService | null = null;
 
   constructor(
     readonly world: World,
@@ -231,6 +231,7 @@ export class SimwebApp {
       req.socket.destroy();
       return;
     }
+    if (this.names?.movedAway(name, req.socket.localAddress, Date.now())) res.setHeader("connection", "close");
     const rt = this.runtime(h);
     rt.inflight++;
     entry.inflight = rt.inflight;
@@ -278,7 +279,7 @@ export class SimwebApp {
       this.connIds.set(socket, id);
     }
     entry.conn = id;
-    if (this.logAddresses && socket.localAddress) entry.addr = socket.localAddress;
+    if (this.names && socket.localAddress) entry.addr = socket.localAddress;
     if (socket instanceof TLSSocket) entry.tlsResumed = socket.isSessionReused();
   }
 
