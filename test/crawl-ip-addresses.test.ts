@@ -10,7 +10,7 @@
 import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { afterAll, beforeAll, describe, expect, test } from "vitest";
+import { beforeAll, describe, expect, test } from "vitest";
 import { runCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
 import { dnsCrawlFlags, maxInFlightBy, readAddressedLog, startSimwebWithDns, type AddressedRequest, type SimwebWithDns } from "./harness/simweb-dns.js";
 
@@ -19,65 +19,96 @@ const IP_CONCURRENCY = 2;
 const BIG_DOMAIN_HOSTS = 300;
 const ADDRESSES = 4;
 
-describe("many domains per address, and a 300-host domain, under --ip-concurrency and domain politeness", () => {
-  let sim: SimwebWithDns;
-  let run: CrawlRun;
-  let report: VerifyReport;
-  let requests: AddressedRequest[];
+interface Crawled {
+  sim: SimwebWithDns;
+  run: CrawlRun;
+  report: VerifyReport;
+  requests: AddressedRequest[];
+}
 
-  beforeAll(async () => {
-    const dir = mkdtempSync(join(tmpdir(), "sc-ipaddr-"));
-    const cfg = join(dir, "simweb.json");
-    writeFileSync(cfg, JSON.stringify({
-      pageSize: { median: 3000, mean: 4000, min: 1000, max: 10000 }, pagesPerHost: { min: 1, alpha: 1.2, max: 3 }, hostPageCap: 3,
-      bigDomains: [BIG_DOMAIN_HOSTS], dns: { addresses: ADDRESSES, ttl: 300, faults: [] },
-    }));
-    const configArgs = ["--preset", "polite", "--seed", "57", "--hosts", String(BIG_DOMAIN_HOSTS + 40), "--config", cfg];
-    sim = await startSimwebWithDns(configArgs);
+/** simweb with `config` (plus its DNS server), one crawl through it with domain politeness, its logs. */
+async function crawlThroughDns(name: string, config: object, hosts: number, extra: string[]): Promise<Crawled> {
+  const dir = mkdtempSync(join(tmpdir(), `sc-${name}-`));
+  const cfg = join(dir, "simweb.json");
+  writeFileSync(cfg, JSON.stringify(config));
+  const configArgs = ["--preset", "polite", "--seed", "57", "--hosts", String(hosts), "--config", cfg];
+  const sim = await startSimwebWithDns(configArgs);
+  try {
     const seedsFile = join(dir, "seeds.txt");
     writeSeeds(configArgs, seedsFile);
-    run = await runCrawl([
+    const run = await runCrawl([
       "--seeds", seedsFile, "--out", join(dir, "out"), "--scope", "domains", "--delay", String(DELAY_MS), "--max-crawl-delay", "200",
-      "--politeness-key", "domain", "--ip-concurrency", String(IP_CONCURRENCY),
-      "--fetchers", "2", "--parsers", "1", "--fetcher-concurrency", "32", "--max-defer-wait", "3000",
-      ...dnsCrawlFlags(sim),
+      "--politeness-key", "domain", "--fetchers", "2", "--parsers", "1", "--fetcher-concurrency", "32", "--max-defer-wait", "3000",
+      ...extra, ...dnsCrawlFlags(sim),
     ]);
     await sim.stop();
-    requests = readAddressedLog(sim.logFile);
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200, politenessKey: "domain" });
-  }, 300_000);
+    const report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1, seedsFile, scope: "domains", maxCrawlDelayMs: 200, politenessKey: "domain" });
+    return { sim, run, report, requests: readAddressedLog(sim.logFile) };
+  } finally {
+    await sim.stop();
+  }
+}
 
-  afterAll(async () => {
-    await sim?.stop();
-  });
+function expectAllFetchedPolitely(c: Crawled): void {
+  expect(c.run.code, c.run.stderr).toBe(0);
+  const cov = c.report.coverage!;
+  expect(cov.missing.examples).toEqual([]);
+  expect(cov.fetchedExpected).toBe(cov.expected);
+  expect(c.report.violations.gap.examples).toEqual([]);
+  expect(c.report.violations.concurrency.count).toBe(0);
+}
+
+describe("many domains per address under --ip-concurrency", () => {
+  let c: Crawled;
+
+  beforeAll(async () => {
+    // Every host answers after ~80 ms, so requests to one address overlap and the limit is tested.
+    c = await crawlThroughDns("ipaddr", {
+      pageSize: { median: 3000, mean: 4000, min: 1000, max: 10000 }, pagesPerHost: { min: 2, alpha: 1.2, max: 6 }, hostPageCap: 6,
+      behaviours: { slow: 1 }, slow: { medianMs: 80, sigma: 0.3, maxMs: 200 },
+      dns: { addresses: ADDRESSES, ttl: 300, faults: [] },
+    }, 48, ["--ip-concurrency", String(IP_CONCURRENCY)]);
+  }, 240_000);
 
   test("requests arrived on the addresses DNS gave, several domains on each", () => {
-    expect(run.code, run.stderr).toBe(0);
     const domainsPerAddr = new Map<string, Set<string>>();
-    for (const r of requests) {
+    for (const r of c.requests) {
       const d = r.host.split(".").slice(-2).join(".");
       if (!domainsPerAddr.has(r.addr!)) domainsPerAddr.set(r.addr!, new Set());
       domainsPerAddr.get(r.addr!)!.add(d);
     }
-    expect([...domainsPerAddr.keys()].sort()).toEqual(sim.addresses.slice(0, ADDRESSES).sort());
+    expect([...domainsPerAddr.keys()].sort()).toEqual(c.sim.addresses.slice(0, ADDRESSES).sort());
     for (const [addr, domains] of domainsPerAddr) expect(domains.size, `domains on ${addr}`).toBeGreaterThanOrEqual(3);
-    // The 300-host domain's hosts were all visited.
-    expect(new Set(requests.filter((r) => r.host.endsWith(".d0.test")).map((r) => r.host)).size).toBe(BIG_DOMAIN_HOSTS);
   });
 
   test("never more than --ip-concurrency requests in flight to one address", () => {
-    const perAddr = maxInFlightBy(requests, (r) => r.addr ?? "?");
+    const perAddr = maxInFlightBy(c.requests, (r) => r.addr ?? "?");
     expect(perAddr.has("?")).toBe(false);
     for (const [addr, n] of perAddr) expect(n, `in flight to ${addr}`).toBeLessThanOrEqual(IP_CONCURRENCY);
-    // The limit was reached somewhere: the crawl was not too slow to test it.
+    // The limit was reached somewhere: the crawl pressed against it.
     expect(Math.max(...perAddr.values())).toBe(IP_CONCURRENCY);
   });
 
-  test("every reachable page fetched, no two requests to one domain closer than the delay", () => {
-    const c = report.coverage!;
-    expect(c.missing.examples).toEqual([]);
-    expect(c.fetchedExpected).toBe(c.expected);
-    expect(report.violations.gap.examples).toEqual([]);
-    expect(report.violations.concurrency.count).toBe(0);
+  test("every reachable page fetched, politely per domain", () => {
+    expectAllFetchedPolitely(c);
+  });
+});
+
+describe("a domain with 300 hosts under --politeness-key domain", () => {
+  let c: Crawled;
+
+  beforeAll(async () => {
+    // One page per host: the domain's ~600 requests (robots.txt and home page of each host) go one at a time.
+    c = await crawlThroughDns("bigdomain", {
+      pageSize: { median: 3000, mean: 4000, min: 1000, max: 10000 }, pagesPerHost: { min: 1, alpha: 1.2, max: 1 }, hostPageCap: 1,
+      bigDomains: [BIG_DOMAIN_HOSTS], dns: { addresses: 2, ttl: 300, faults: [] },
+    }, BIG_DOMAIN_HOSTS + 12, []);
+  }, 300_000);
+
+  test("every host of the domain visited, every page fetched, no two requests to the domain closer than the delay", () => {
+    expect(new Set(c.requests.filter((r) => r.host.endsWith(".d0.test")).map((r) => r.host)).size).toBe(BIG_DOMAIN_HOSTS);
+    expectAllFetchedPolitely(c);
+    // The domain's requests never overlapped (one in-flight slot per domain).
+    expect(maxInFlightBy(c.requests, (r) => r.host.split(".").slice(-2).join(".")).get("d0.test")).toBe(1);
   });
 });
