@@ -125,6 +125,16 @@ export class NameService {
     return st !== undefined && now - st.firstAt >= fault.spec.afterMs && localAddress !== movedAddress(fault.index);
   }
 
+  /**
+   * Hosts with a SERVFAIL/silent fault keep no connection alive (many real servers do not): each
+   * request needs a new connection, so a crawler's page requests, not only its first, meet the
+   * name's failures once its cached answer has expired.
+   */
+  closesConnections(name: string): boolean {
+    const kind = this.faults.get(name)?.spec.kind;
+    return kind === "servfail" || kind === "silent";
+  }
+
   /** The answer to an A lookup of `name` at `now` (also called for AAAA: same faults, no v6 address). */
   answer(name: string, now: number, countQuery: boolean): NameAnswer {
     const dns = this.world.config.dns;

@@ -231,7 +231,7 @@ export class SimwebApp {
       req.socket.destroy();
       return;
     }
-    if (this.names?.movedAway(name, req.socket.localAddress, Date.now())) res.setHeader("connection", "close");
+    if (this.names && (this.names.movedAway(name, req.socket.localAddress, Date.now()) || this.names.closesConnections(name))) res.setHeader("connection", "close");
     const rt = this.runtime(h);
     rt.inflight++;
     entry.inflight = rt.inflight;
