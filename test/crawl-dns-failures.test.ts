@@ -75,8 +75,9 @@ describe("DNS failures through simweb's DNS server", () => {
       "--seeds", seedsFile, "--out", out, "--scope", "domains", "--delay", String(DELAY_MS), "--max-crawl-delay", "200",
       // --ip-concurrency makes every lease resolve its host (through the fetcher's DNS cache) to take its address's slot.
       "--fetchers", "2", "--parsers", "1", "--fetcher-concurrency", "16", "--ip-concurrency", "4",
-      // Quick retries, so a page's attempts are spent inside the SERVFAIL window; a short NXDOMAIN confirmation.
-      "--retry-base", "200", "--robots-backoff-base", "1000", "--dns-min-ttl", "500", "--max-defer-wait", "20000",
+      // No retry budget at all: a page that meets the SERVFAIL window must wait with its host, not be
+      // failed (a failed page would be missing from the coverage). A short NXDOMAIN confirmation.
+      "--retry-max-attempts", "1", "--retry-base", "500", "--robots-backoff-base", "1000", "--dns-min-ttl", "500", "--max-defer-wait", "20000",
       ...dnsCrawlFlags(sim),
     ]);
     // Scrape /metrics while the crawl runs; the last answer is the fullest.
