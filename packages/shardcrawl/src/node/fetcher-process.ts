@@ -209,7 +209,7 @@ async function main(): Promise<void> {
     if (verdict.action === "defer-host") {
       // Retry-After above --max-retry-after: the host waits as long as asked (robots-step.ts deferHostFor).
       const asked = verdict.why ?? `Retry-After ${Math.round(verdict.retryAfterMs / 1000)} s is above --max-retry-after ${config.maxRetryAfterMs} ms`;
-      const detail = `${asked}: ${lease.host} waits until ${new Date(verdict.until).toISOString()}, the URL stays queued`;
+      const detail = `${res.ok ? "" : `${res.errorClass}: ${res.detail}; `}${asked}: ${lease.host} waits until ${new Date(verdict.until).toISOString()}, the URL stays queued`;
       await pageLog.append({ ...failureLine(lease, null, detail, res.timings), status: res.ok ? res.status : null, final_url: res.ok ? res.url : lease.url });
       await deferHostFor(frontier, lease, origin, verdict, (m) => ctx.log(m));
       return;
