@@ -257,7 +257,8 @@ export class SimwebApp {
       if (done) return;
       done = true;
       release();
-      entry.end = status !== 0 && endCalledAt ? endCalledAt : Date.now();
+      // A reset request ended when simweb sent the RST (entry.end set by reset), not when "close" ran.
+      entry.end = status !== 0 && endCalledAt ? endCalledAt : entry.end || Date.now();
       entry.status = status;
       this.log?.write(entry);
     };
@@ -294,10 +295,10 @@ export class SimwebApp {
     const resource = this.world.route(h, path);
     const isRobots = resource.kind === "robots" || resource.kind === "robots-moved";
     const n = rt.counter++;
-    if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket);
+    if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket, entry);
     const fault = isRobots ? this.robotsFaults.outage(h) : null;
     if (fault) {
-      if (fault.kind === "reset") return this.reset(req.socket);
+      if (fault.kind === "reset") return this.reset(req.socket, entry);
       if (fault.kind === "hang") return this.hang(req.socket);
       return this.send(res, entry, fault.status, fault.headers, Buffer.from("<h1>maintenance</h1>\n"), method);
     }
@@ -316,7 +317,7 @@ export class SimwebApp {
         const status = [500, 502, 503][h.seed % 3] as number;
         return this.send(res, entry, status, { "content-type": "text/html" }, Buffer.from("<html><body><h1>Service unavailable</h1></body></html>\n"), method);
       }
-      if (h.has.has("reset") && unit(mix(h.seed, 0x7e5, n)) < this.world.config.resetShare) return this.reset(req.socket);
+      if (h.has.has("reset") && unit(mix(h.seed, 0x7e5, n)) < this.world.config.resetShare) return this.reset(req.socket, entry);
       if (h.has.has("hang") && unit(mix(h.seed, 0x4a6, n)) < this.world.config.hangShare) return this.hang(req.socket);
     }
     if (h.has.has("slow")) {
@@ -347,7 +348,8 @@ export class SimwebApp {
     return false;
   }
 
-  private reset(socket: Socket): void {
+  private reset(socket: Socket, entry: LogEntry): void {
+    entry.end = Date.now();
     try {
       socket.resetAndDestroy();
     } catch {
