@@ -13,6 +13,7 @@ import { realwebMain } from "./realweb.js";
 
 const USAGE = `usage:
   simweb serve    [config flags] [--bind 127.0.0.1] [--port N] [--https-port N] [--log FILE] [--ca-dir DIR] [--time-scale X]
+                  [--dns-port N] [--dns-log FILE]  (DNS server and per-host addresses: config "dns", see docs/real-web.md)
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
   simweb realweb  --corpus DIR [--hosts N] [--templates-per-host N] [--external-in-scope F] [--seed N] [--bind IP] [--port N] [--https-port N] [--ca-dir DIR] [--seeds-out FILE --scheme http|https]
@@ -29,6 +30,7 @@ const options = {
   "min-gap-ms": { type: "string" }, "max-concurrency": { type: "string" }, help: { type: "boolean" },
   "max-crawl-delay": { type: "string" },
   "politeness-key": { type: "string" },
+  "dns-port": { type: "string" }, "dns-log": { type: "string" },
 } as const;
 
 class UsageError extends Error {}
@@ -100,8 +102,11 @@ async function main(argv: string[]): Promise<number> {
         logFile: v.log,
         caDir: v["ca-dir"],
         clock: scale === undefined ? undefined : new ScaledClock(scale, config.timeOriginMs),
+        ...(v["dns-port"] !== undefined ? { dnsPort: int(v["dns-port"], "dns-port") } : {}),
+        ...(v["dns-log"] !== undefined ? { dnsLogFile: v["dns-log"] } : {}),
       });
-      process.stdout.write(`${JSON.stringify({ http: sim.httpPort, https: sim.httpsPort, ca: sim.caFile, hosts: sim.world.hostCount() })}\n`);
+      if (v["dns-port"] !== undefined && sim.dnsPort === undefined) throw new UsageError('--dns-port needs a name service: config "dns": { "addresses": N } with N >= 1');
+      process.stdout.write(`${JSON.stringify({ http: sim.httpPort, https: sim.httpsPort, ca: sim.caFile, hosts: sim.world.hostCount(), ...(sim.dnsPort !== undefined ? { dns: sim.dnsPort, addresses: sim.addresses } : {}) })}\n`);
       await new Promise<void>((resolve) => {
         const stop = (): void => resolve();
         process.once("SIGTERM", stop);

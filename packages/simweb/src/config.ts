@@ -2,6 +2,7 @@
 // (config, seed): two processes given the same config serve the same bytes.
 import { DEFAULT_LISTINGS, type ListingsConfig } from "./listings.js";
 import { validateRobotsFaults, type CrawlDelaySpec, type RobotsOutageSpec } from "./robots-faults.js";
+import { DEFAULT_DNS, validateDns, type DnsConfig, type WildcardFarmConfig } from "./name-service.js";
 
 /** How a host answers /robots.txt. */
 export type RobotsKind =
@@ -129,6 +130,12 @@ export interface SimwebConfig {
   /** robots.txt outage windows and long Crawl-delays on chosen hosts (robots-faults.ts). */
   robotsOutages: RobotsOutageSpec[];
   crawlDelays: CrawlDelaySpec[];
+  /** Opt-in name service (name-service.ts): per-domain loopback addresses and DNS faults; addresses 0 = off. */
+  dns: DnsConfig;
+  /** Host counts of the first domains (d0.test, d1.test, ...): hundreds of subdomain hosts each. Empty = none. */
+  bigDomains: number[];
+  /** A wildcard-DNS domain whose pages link to fresh random subdomains without end; null = none. */
+  wildcardFarm: WildcardFarmConfig | null;
   /** Server limits: every queue and socket set is bounded. */
   limits: { maxConnections: number; maxHanging: number; compressCacheBytes: number; maxHeaderBytes: number };
 }
@@ -168,6 +175,9 @@ export const DEFAULT_CONFIG: SimwebConfig = {
   robotsAgentToken: "shardcrawl",
   robotsOutages: [],
   crawlDelays: [],
+  dns: { ...DEFAULT_DNS, faults: [] },
+  bigDomains: [],
+  wildcardFarm: null,
   behaviours: behaviours({
     slow: 0.1, throttle: 0.05, flapping: 0.02, reset: 0.02, hang: 0.01, redirects: 0.1,
     "trap-calendar": 0.02, "trap-session": 0.02, "non-html": 0.1, huge: 0.01, compress: 0.5,
@@ -266,6 +276,8 @@ function validate(c: SimwebConfig): void {
   for (const b of BEHAVIOURS) if (!(c.behaviours[b] >= 0 && c.behaviours[b] <= 1)) fail(`behaviours.${b} must be in [0,1]`);
   if (!/^[a-z0-9_-]+$/i.test(c.robotsAgentToken)) fail("robotsAgentToken must be a product token");
   validateRobotsFaults(c, c.hosts, fail);
+  validateDns(c.dns, c.wildcardFarm, c.hosts, fail);
+  if (!Array.isArray(c.bigDomains) || c.bigDomains.some((n) => !(Number.isInteger(n) && n >= 1 && n <= 100_000))) fail("bigDomains must be a list of host counts in 1..100,000");
   if (c.change.minIntervalMs <= 0 || c.change.maxIntervalMs < c.change.minIntervalMs) fail("change intervals must satisfy 0 < min <= max");
   if (c.quota.afterRequests !== null && !(Number.isInteger(c.quota.afterRequests) && c.quota.afterRequests >= 0)) fail("quota.afterRequests must be null or an integer >= 0");
   if (!/^[a-z0-9-]+$/i.test(c.quota.header)) fail("quota.header must be a header name");

@@ -82,6 +82,11 @@ export function expectedSet(world: World, opts: ExpectedOptions): ExpectedResult
       continue;
     }
     const h = loc.host;
+    if (!world.resolvable(h)) {
+      // Its name does not exist (NXDOMAIN) or never resolves: a crawler records failures, fetches nothing.
+      res.unserved++;
+      continue;
+    }
     if (!inScope(h)) {
       res.outOfScope++;
       continue;

@@ -21,6 +21,8 @@ export interface LogEntry {
   ua: string;
   /** Connection the request came on: numbered 1, 2, ... per server process in order of first request. */
   conn?: number;
+  /** Local address the connection arrived on (which of simweb's loopback addresses the client chose). */
+  addr?: string;
   /** HTTPS: whether that connection's TLS handshake resumed an earlier session. */
   tlsResumed?: boolean;
   /** Content-clock ms when a simulated clock is in use. */
@@ -30,7 +32,8 @@ export interface LogEntry {
 const FLUSH_MS = 200;
 const MAX_PENDING = 2_000;
 
-export class RequestLog {
+/** JSON lines, buffered (also the DNS query log, dns-server.ts). */
+export class RequestLog<T extends object = LogEntry> {
   private fd: number | null;
   private pending: string[] = [];
   private readonly timer: NodeJS.Timeout;
@@ -44,7 +47,7 @@ export class RequestLog {
     this.timer.unref();
   }
 
-  write(e: LogEntry): void {
+  write(e: T): void {
     if (this.fd === null) return;
     this.pending.push(JSON.stringify(e));
     if (this.pending.length >= MAX_PENDING) this.flush();

@@ -5,7 +5,7 @@ import { RobotsFaults } from "./robots-faults.js";
 import { Listings } from "./listings.js";
 import { createServer as createHttpServer, type IncomingMessage, type Server, type ServerResponse } from "node:http";
 import { createServer as createHttpsServer } from "node:https";
-import type { Socket } from "node:net";
+import { createServer as createNetServer, type Socket } from "node:net";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -22,6 +22,9 @@ import { CertFactory, loadOrCreateCa } from "./tls.js";
 import { gzipBomb } from "./bomb.js";
 import { Lru } from "./lru.js";
 import { Rng, hashString, mix, unit } from "./prng.js";
+import { NameService } from "./name-service.js";
+import { startDnsServer, type RunningDns } from "./dns-server.js";
+import { farmResponse } from "./wildcard-farm.js";
 
 export interface StartOptions {
   config: SimwebConfig;
@@ -32,6 +35,10 @@ export interface StartOptions {
   caDir?: string;
   /** Content clock (page versions, churn); defaults to real time. Log times are always real. */
   clock?: Clock;
+  /** UDP port of the DNS server (0 = any free one) when the config has a name service (dns.addresses > 0). */
+  dnsPort?: number;
+  /** The DNS server's query log (JSON lines). */
+  dnsLogFile?: string;
 }
 
 export interface RunningSimweb {
@@ -39,6 +46,10 @@ export interface RunningSimweb {
   httpsPort: number;
   caFile: string;
   world: World;
+  /** The DNS server's UDP port, when one runs. */
+  dnsPort?: number;
+  /** Loopback addresses served besides the bind address (the name service's, same ports). */
+  addresses: string[];
   close(): Promise<void>;
 }
 
@@ -104,15 +115,40 @@ export async function startSimweb(opts: StartOptions): Promise<RunningSimweb> {
     });
   const httpPort = await listen(http, opts.httpPort ?? 0);
   const httpsPort = await listen(https, opts.httpsPort ?? 0);
+  // The name service hands hosts their own loopback addresses: listen on each with the same ports,
+  // passing connections to the one HTTP and HTTPS server (both take raw sockets on "connection").
+  const names = new NameService(world);
+  const addresses = names.addresses().filter((a) => a !== bind);
+  const forwarders: ReturnType<typeof createNetServer>[] = [];
+  for (const address of addresses) {
+    for (const [server, port] of [[http, httpPort], [https, httpsPort]] as const) {
+      const f = createNetServer((socket) => server.emit("connection", socket));
+      forwarders.push(f);
+      await new Promise<void>((resolve, reject) => {
+        f.once("error", reject);
+        f.listen(port, address, () => {
+          f.off("error", reject);
+          resolve();
+        });
+      });
+    }
+  }
+  if (names.enabled) app.names = names;
+  let dns: RunningDns | null = null;
+  if (names.enabled && opts.dnsPort !== undefined) dns = await startDnsServer(names, { bind, port: opts.dnsPort, logFile: opts.dnsLogFile });
   let closed: Promise<void> | null = null;
   return {
     httpPort,
     httpsPort,
     caFile: ca.caFile,
     world,
+    addresses,
+    ...(dns ? { dnsPort: dns.port } : {}),
     close() {
       closed ??= (async () => {
         app.stop();
+        await dns?.close();
+        await Promise.all(forwarders.map((f) => new Promise<void>((r) => f.close(() => r()))));
         const done = Promise.all([http, https].map((s) => new Promise<void>((r) => s.close(() => r()))));
         http.closeAllConnections();
         https.closeAllConnections();
@@ -139,6 +175,8 @@ export class SimwebApp {
   private nextConnId = 1;
   /** robots.txt outage windows and Crawl-delays of chosen hosts (robots-faults.ts). */
   private readonly robotsFaults: RobotsFaults;
+  /** The name service, when hosts have their own addresses: requests log the address they came on. */
+  names: NameService | null = null;
 
   constructor(
     readonly world: World,
@@ -179,12 +217,24 @@ export class SimwebApp {
     if (this.simulated) entry.sim = this.clock.now();
     this.noteConnection(req.socket, entry);
     const h = this.world.hostByName(name);
+    const farm = this.world.config.wildcardFarm;
+    if (!h && farm !== null && this.world.isFarmName(name) && !this.stopped) {
+      const r = farmResponse(farm, this.world.config.seed, name, req.url ?? "/");
+      res.on("close", () => {
+        entry.end = Date.now();
+        entry.status = res.writableFinished ? res.statusCode : 0;
+        this.log?.write(entry);
+      });
+      this.send(res, entry, r.status, { "content-type": r.contentType }, r.body, req.method ?? "GET");
+      return;
+    }
     if (!h || this.stopped) {
       entry.end = Date.now();
       this.log?.write(entry);
       req.socket.destroy();
       return;
     }
+    if (this.names && (this.names.movedAway(name, req.socket.localAddress, Date.now()) || this.names.closesConnections(name))) res.setHeader("connection", "close");
     const rt = this.runtime(h);
     rt.inflight++;
     entry.inflight = rt.inflight;
@@ -210,7 +260,8 @@ export class SimwebApp {
       if (done) return;
       done = true;
       release();
-      entry.end = status !== 0 && endCalledAt ? endCalledAt : Date.now();
+      // A reset request ended when simweb sent the RST (entry.end set by reset), not when "close" ran.
+      entry.end = status !== 0 && endCalledAt ? endCalledAt : entry.end || Date.now();
       entry.status = status;
       this.log?.write(entry);
     };
@@ -232,6 +283,7 @@ export class SimwebApp {
       this.connIds.set(socket, id);
     }
     entry.conn = id;
+    if (this.names && socket.localAddress) entry.addr = socket.localAddress;
     if (socket instanceof TLSSocket) entry.tlsResumed = socket.isSessionReused();
   }
 
@@ -246,10 +298,10 @@ export class SimwebApp {
     const resource = this.world.route(h, path);
     const isRobots = resource.kind === "robots" || resource.kind === "robots-moved";
     const n = rt.counter++;
-    if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket);
+    if (isRobots && h.info.robots === "unreachable") return this.reset(req.socket, entry);
     const fault = isRobots ? this.robotsFaults.outage(h) : null;
     if (fault) {
-      if (fault.kind === "reset") return this.reset(req.socket);
+      if (fault.kind === "reset") return this.reset(req.socket, entry);
       if (fault.kind === "hang") return this.hang(req.socket);
       return this.send(res, entry, fault.status, fault.headers, Buffer.from("<h1>maintenance</h1>\n"), method);
     }
@@ -268,7 +320,7 @@ export class SimwebApp {
         const status = [500, 502, 503][h.seed % 3] as number;
         return this.send(res, entry, status, { "content-type": "text/html" }, Buffer.from("<html><body><h1>Service unavailable</h1></body></html>\n"), method);
       }
-      if (h.has.has("reset") && unit(mix(h.seed, 0x7e5, n)) < this.world.config.resetShare) return this.reset(req.socket);
+      if (h.has.has("reset") && unit(mix(h.seed, 0x7e5, n)) < this.world.config.resetShare) return this.reset(req.socket, entry);
       if (h.has.has("hang") && unit(mix(h.seed, 0x4a6, n)) < this.world.config.hangShare) return this.hang(req.socket);
     }
     if (h.has.has("slow")) {
@@ -299,7 +351,8 @@ export class SimwebApp {
     return false;
   }
 
-  private reset(socket: Socket): void {
+  private reset(socket: Socket, entry: LogEntry): void {
+    entry.end = Date.now();
     try {
       socket.resetAndDestroy();
     } catch {

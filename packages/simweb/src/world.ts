@@ -141,13 +141,15 @@ export class World {
     const robotsWeights = ROBOTS_KINDS.map((k) => c.robots[k] ?? 0);
     for (let d = 0; this.models.length < c.hosts; d++) {
       const dr = new Rng(mix(c.seed, 2, d));
-      const k = Math.min(1 + dr.weighted(c.hostsPerDomain), c.hosts - this.models.length, SUBDOMAIN_LABELS.length);
+      const big = c.bigDomains[d];
+      const k = big !== undefined ? Math.min(big, c.hosts - this.models.length) : Math.min(1 + dr.weighted(c.hostsPerDomain), c.hosts - this.models.length, SUBDOMAIN_LABELS.length);
       const domain = `d${d}.test`;
       const siblings: number[] = [];
       for (let j = 0; j < k; j++) {
         const index = this.models.length;
         siblings.push(index);
-        const name = `${SUBDOMAIN_LABELS[j]}.${domain}`;
+        // A big domain runs out of words: its later hosts are h<j>.
+        const name = `${SUBDOMAIN_LABELS[j] ?? `h${j}`}.${domain}`;
         const seed = mix(c.seed, 1, index);
         const r = new Rng(seed);
         const scheme: Scheme = r.chance(c.httpsShare) ? "https" : "http";
@@ -185,6 +187,17 @@ export class World {
         this.byName.set(name, index);
       }
     }
+  }
+
+  /** True for a name under the wildcard farm's domain (config wildcardFarm): every such name is served. */
+  isFarmName(name: string): boolean {
+    const farm = this.config.wildcardFarm;
+    return farm !== null && (name === farm.domain || name.endsWith(`.${farm.domain}`));
+  }
+
+  /** False when the name service never gives the host an address (an NXDOMAIN name, an endless SERVFAIL). */
+  resolvable(h: HostModel): boolean {
+    return !this.config.dns.faults.some((f) => f.host === h.info.index && (f.kind === "nxdomain" || (f.kind !== "move" && f.forMs === undefined)));
   }
 
   /** All served hosts (shared objects: do not mutate). */

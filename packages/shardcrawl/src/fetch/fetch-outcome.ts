@@ -17,7 +17,7 @@ export type OutcomePlan =
   | { action: "upstream-pause"; until: number }
   | { action: "quota-stop"; message: string }
   /** Retry-After above --max-retry-after: the host waits as long as asked, the URL stays queued. */
-  | { action: "defer-host"; line: PageLogLine; until: number; retryAfterMs: number; reason: string }
+  | { action: "defer-host"; line: PageLogLine; until: number; retryAfterMs: number; reason: string; why?: string }
   | { action: "retry"; line: PageLogLine; notBefore: number; reason: string; feedback: Feedback }
   | { action: "fail"; line: PageLogLine; errorClass: FetchErrorClass; feedback: Feedback }
   /** A response to keep: a 304 of a revisit, or a page for the parse queue. */
@@ -41,9 +41,11 @@ export function planOutcome(lease: Lease, res: FetchOutcome, verdict: RetryVerdi
   if (verdict.action === "upstream-pause") return { action: "upstream-pause", until: verdict.until };
   if (verdict.action === "quota-stop") return { action: "quota-stop", message: verdict.message };
   if (verdict.action === "defer-host") {
-    const detail = `Retry-After ${Math.round(verdict.retryAfterMs / 1000)} s is above --max-retry-after ${limits.maxRetryAfterMs} ms: ${lease.host} waits until ${new Date(verdict.until).toISOString()}, the URL stays queued`;
+    // A long Retry-After, or a page's DNS failing transiently past its retries (verdict.why).
+    const asked = verdict.why ?? `Retry-After ${Math.round(verdict.retryAfterMs / 1000)} s is above --max-retry-after ${limits.maxRetryAfterMs} ms`;
+    const detail = `${res.ok ? "" : `${res.errorClass}: ${res.detail}; `}${asked}: ${lease.host} waits until ${new Date(verdict.until).toISOString()}, the URL stays queued`;
     const line = { ...failureLine(lease, null, detail, res.timings), status: res.ok ? res.status : null, final_url: res.ok ? res.url : lease.url };
-    return { action: "defer-host", line, until: verdict.until, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason };
+    return { action: "defer-host", line, until: verdict.until, retryAfterMs: verdict.retryAfterMs, reason: verdict.reason, ...(verdict.why !== undefined ? { why: verdict.why } : {}) };
   }
   const latencyMs = res.ok ? (res.timings.ttfb ?? res.timings.total) : res.timings.total;
   const feedback: Feedback = { signal: verdict.signal, latencyMs, startedAt, ...(verdict.notBefore !== undefined ? { notBefore: verdict.notBefore } : {}) };

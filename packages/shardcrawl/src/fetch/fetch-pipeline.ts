@@ -41,7 +41,7 @@ export interface FetchPipelineDeps {
   /** Fetches robots.txt with this lease's request slot (node/robots-step.ts): rules, or the host deferred. */
   fetchRobots(lease: Lease, origin: string): Promise<{ kind: "entry"; entry: RobotsEntry } | { kind: "deferred" }>;
   /** A Retry-After above --max-retry-after: the host waits until `until`, the URL stays queued. */
-  deferHost(lease: Lease, origin: string, ask: { until: number; retryAfterMs: number; reason: string }): Promise<void>;
+  deferHost(lease: Lease, origin: string, ask: { until: number; retryAfterMs: number; reason: string; why?: string }): Promise<void>;
   http: { fetch(url: string, init?: FetchInit): Promise<FetchOutcome>; addressOf(url: string): Promise<string | undefined> };
   /** --ip-concurrency: a slot of the lease's address, "full", or null when not limited. */
   ipSlot(lease: Lease): Promise<{ release(): Promise<unknown> } | "full" | null>;

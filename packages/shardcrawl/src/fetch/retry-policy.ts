@@ -37,8 +37,9 @@ export type Verdict =
   /**
    * The site asked (Retry-After) for a longer pause than --max-retry-after: never retry sooner
    * than asked -- the URL goes back uncounted and the host waits until `until`, like a robots.txt outage.
+   * Also a name that still does not resolve (SERVFAIL, no answer) after the URL's retries (`why` says so).
    */
-  | { action: "defer-host"; signal: HostSignal; until: number; retryAfterMs: number; reason: string };
+  | { action: "defer-host"; signal: HostSignal; until: number; retryAfterMs: number; reason: string; why?: string };
 
 /** HTTP statuses worth another attempt (RFC 9110: 408, 429 and the transient 5xx). */
 const RETRY_STATUS = new Set([408, 429, 500, 502, 503, 504]);
@@ -75,6 +76,13 @@ export function decide(res: FetchOutcome, attempt: number, s: RetrySettings, now
     if (more && RETRY_ERRORS.has(res.errorClass)) {
       const delayMs = backoffMs(attempt, s, random);
       return { action: "retry", signal, reason: res.errorClass, notBefore: now + delayMs, delayMs };
+    }
+    if (res.errorClass === "dns-transient") {
+      // A name server that fails to answer says nothing about the page: once its retries are spent the
+      // URL is not failed for good but waits with its host, as in a robots.txt outage, and is tried
+      // again when the host's wait ends (a crawl with nothing else to do reports it as deferred).
+      const waitMs = Math.min(s.capMs, s.baseMs * 2 ** Math.min(attempt, 30));
+      return { action: "defer-host", signal, until: now + waitMs, retryAfterMs: waitMs, reason: "dns-transient", why: "its name did not resolve after the URL's retries" };
     }
     return { action: "record", signal };
   }

@@ -305,6 +305,7 @@ export class Frontier {
       common: (now) => this.common(now),
       packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps, this.filters),
       countFiltered: (f) => this.countFiltered(f),
+      ...(this.politenessKey === "domain" ? { politenessDomains: (links: readonly HashedLink[]) => politenessDomains(links, 0, links.length) } : {}),
     });
     this.robots = new RobotsCache(redis, keys);
     this.scope = new CrawlScopeStore(redis, keys);

@@ -39,6 +39,8 @@ export interface ParseQueueDeps {
   packLinks: (links: readonly HashedLink[]) => PackedLinks;
   /** Counts URL-filter refusals in the stats; returns how many. */
   countFiltered?: (filtered: Record<string, number>) => Promise<number>;
+  /** Domain politeness: the "pk" argument naming each link host's registrable domain (politeness-key.ts). */
+  politenessDomains?: (links: readonly HashedLink[]) => string;
 }
 
 /** A blocking take waits at most this long per call. */
@@ -141,9 +143,12 @@ export class ParseQueue {
     const err = opts.parseError ?? "";
     if (err !== "" && !ERROR_CLASS_RE.test(err)) throw new RangeError(`parse queue: invalid parse error class ${JSON.stringify(err)}`);
     const over = Math.max(0, links.length - MAX_LINKS_PER_CALL);
-    const packed = this.deps.packLinks(over > 0 ? links.slice(0, MAX_LINKS_PER_CALL) : links);
+    const sent = over > 0 ? links.slice(0, MAX_LINKS_PER_CALL) : links;
+    const packed = this.deps.packLinks(sent);
+    // Hosts first met on a parsed page join their domain's clock here, as seeds do in add_links.
+    const pk = this.deps.politenessDomains ? [this.deps.politenessDomains(sent)] : [];
     const r = (await this.scripts.run("ack_page", [
-      ...this.deps.common(opts.now ?? Date.now()), consumer, pageId, err, ...packed.args,
+      ...this.deps.common(opts.now ?? Date.now()), consumer, pageId, err, ...packed.args, ...pk,
     ])) as unknown[];
     const acked = Number(r[0]) === 1;
     // Counted only when this ack took effect (a stale ack changed nothing, so counts nothing).

@@ -29,15 +29,16 @@ export async function deferHostFor(
   frontier: NodeFrontier,
   lease: Lease,
   origin: string,
-  ask: { until: number; retryAfterMs: number; reason: string },
+  ask: { until: number; retryAfterMs: number; reason: string; why?: string },
   log: (msg: string) => void,
 ): Promise<void> {
   const now = Date.now();
+  const why = ask.why ?? "Retry-After above --max-retry-after";
   const state: OutageState = {
     origin, firstFailureAt: now, tries: 1, nextTryAt: ask.until, lastTryAt: now,
     lastError: `${RETRY_AFTER_DEFERRAL}${ask.reason} asked ${Math.round(ask.retryAfterMs / 1000)} s`,
   };
-  log(`${lease.host} asked to wait ${Math.round(ask.retryAfterMs / 1000)} s (${ask.reason}, Retry-After above --max-retry-after): deferred until ${new Date(ask.until).toISOString()}`);
+  log(`${lease.host} waits ${Math.round(ask.retryAfterMs / 1000)} s (${ask.reason}, ${why}): deferred until ${new Date(ask.until).toISOString()}`);
   await frontier.outages.defer(lease.id, lease.host, state, now);
 }
 

@@ -89,6 +89,25 @@ describe("politeness per registrable domain", () => {
     await checkInvariants(redis, f);
   });
 
+  it("hosts first found on a parsed page share their domain's clock too", async () => {
+    const f = await open({ delayMs: 1000 });
+    await f.addLinks([link("https://www.a.test/1")], { now: 0 });
+    const [a1] = (await f.lease(10, 10)).leases;
+    await f.completeWithPage(a1!, page(a1!.url), 100);
+    const [taken] = await f.parse.take("c1", 10);
+    // The page links to three new hosts of its own domain (as a wildcard-DNS farm's pages do).
+    await f.parse.ack("c1", taken!.id, [link("https://x1.a.test/"), link("https://x2.a.test/"), link("https://x3.a.test/")], { now: 200 });
+    // One ready entry for the domain, and one request per delay across its hosts.
+    expect((await f.stats(200)).readyHosts).toBe(1);
+    expect((await f.lease(10, 1099)).leases).toEqual([]);
+    const next = (await f.lease(10, 1200)).leases;
+    expect(next).toHaveLength(1);
+    await f.completeWithPage(next[0]!, page(next[0]!.url), 1300);
+    expect((await f.lease(10, 2000)).leases).toEqual([]);
+    expect((await f.lease(10, 2400)).leases).toHaveLength(1);
+    await checkInvariants(redis, f);
+  });
+
   it("host mode keeps a clock per host", async () => {
     const f = await open({ delayMs: 1000, politenessKey: "host" });
     await f.addLinks([link("https://www.a.test/1"), link("https://m.a.test/1")], { now: 0 });

@@ -34,6 +34,14 @@ describe("retry policy", () => {
     }
   });
 
+  it("a name that does not resolve (SERVFAIL, no answer) is retried, then waits with its host instead of failing", () => {
+    expect(decide(failure("dns-transient"), 0, S, NOW).action).toBe("retry");
+    expect(decide(failure("dns-transient"), 2, S, NOW)).toMatchObject({ action: "defer-host", reason: "dns-transient", until: NOW + 4000 });
+    // Long after the budget: the wait is capped, and still not a recorded failure.
+    expect(decide(failure("dns-transient"), 40, S, NOW)).toMatchObject({ action: "defer-host", until: NOW + S.capMs });
+    expect(decide(failure("dns"), 2, S, NOW).action).toBe("record");
+  });
+
   it("routes signals: 429/503/timeouts/challenges back off the host, resets say nothing, a 200 is ok", () => {
     expect(decide(http(429), 0, S, NOW)).toMatchObject({ signal: "backoff" });
     expect(decide(http(500), 0, S, NOW)).toMatchObject({ signal: "ok" });

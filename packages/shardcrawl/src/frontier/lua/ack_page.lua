@@ -5,6 +5,7 @@
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] consumer; [6] page id; [7] parse error class ("" = none);
 --       [8..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
+--       [last] optional: "pk\n" then "<host>\t<domain>\n" per host of the page's links (domain politeness)
 -- Touches: P pi:<consumer>, P pg:<id>, P pqt, P pqb, P stats, P bf:<i>, P bf:grow, P bf<s>:<i>, P h:<host>, P q<tier>:<host>, P ready
 --          and through lib.lua: P bf:plan, P big, P d:<domain>, P dh, P dw:<domain>, P flow, P flowcfg (read), P held, P shedlog, P spill
 -- Returns: {1, added, seen, dropped} | {-1, 0, 0, 0} when the page was not in this consumer's
@@ -18,4 +19,5 @@ stat('parsed', 1)
 if ARGV[7] ~= '' then stat('parseErr:' .. ARGV[7], 1) end
 local added, seen, dropped = add_links(8)
 if added > 0 then stat('discovered', added) end
+key_hosts_by_domain(ARGV[#ARGV])
 return {1, added, seen, dropped}

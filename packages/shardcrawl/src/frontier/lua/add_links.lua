@@ -11,17 +11,6 @@
 -- Returns: {added, seen, dropped}
 local added, seen, dropped = add_links(6)
 if added > 0 then stat(ARGV[5], added) end
--- Domain politeness: the last argument, when it starts with "pk\n", lists each host of this call
--- with its registrable domain. A host gets its domain (field k) once, then rejoins the schedule
--- through it. (Last, so it stays put whatever the add_links parameters become.)
-local map = ARGV[#ARGV]
-if string.sub(map, 1, 3) == 'pk\n' and domain_mode() then
-  for host, dom in string.gmatch(map, '([^\t\n]+)\t([^\n]+)\n') do
-    local hk = hkey(host)
-    if redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
-      redis.call('ZREM', K_READY, host)
-      sync_ready(host, hk)
-    end
-  end
-end
+-- Domain politeness: the last argument (when it starts with "pk\n"); lib.lua key_hosts_by_domain.
+key_hosts_by_domain(ARGV[#ARGV])
 return {added, seen, dropped}

@@ -771,3 +771,18 @@ local function add_links(base)
   seen_flush()
   return added, seen, dropped_host + dropped_total + dropped_budget + dropped_domain
 end
+
+-- Domain politeness for the hosts of one add_links call (add_links.lua: seeds and inbox links;
+-- ack_page.lua: links of a parsed page). `map` is "pk\n" then "<host>\t<domain>\n" per host
+-- (politeness-key.ts); anything else is ignored. A host gets its domain (field k) once, then rejoins
+-- the schedule through it, so every host of a domain -- however it was found -- shares one clock.
+local function key_hosts_by_domain(map)
+  if not (map and string.sub(map, 1, 3) == 'pk\n' and domain_mode()) then return end
+  for host, dom in string.gmatch(map, '([^\t\n]+)\t([^\n]+)\n') do
+    local hk = hkey(host)
+    if redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
+      redis.call('ZREM', K_READY, host)
+      sync_ready(host, hk)
+    end
+  end
+end
