@@ -12,7 +12,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { ROOT, readRequestLog, verifyLog, writeSeeds, type VerifyReport } from "./harness/crawl.js";
+import { ROOT, readRequestLog, verifyLog, type VerifyReport } from "./harness/crawl.js";
 import { CLUSTER_SH, NODES, must, nodeUa, runCluster, sh, type ClusterRun } from "./cluster-run.js";
 import { ShardRouter, equalNodes } from "../packages/shardcrawl/src/shard/shard-spec.js";
 
@@ -22,12 +22,12 @@ const TOKEN = "lab-status-token-0123456789";
 // The long-lived crawls (upgrade, replace, rebalance) go slower than the first, so they are still
 // running while nodes are upgraded, lost or added.
 const LIVE_DELAY_MS = 1000;
-// The rolling upgrade's web: every host has at least 60 pages, at one request per 1.5 s per domain
-// that is at least 90 s of crawling per host, more than three nodes take to drain, restart and
-// answer on this machine (about 20 s each, more under load). So every node still has work when it
-// comes back, and the test can see it crawl again with the new build.
-const UPGRADE_DELAY_MS = 1500;
-const UPGRADE_WEB = { pageSize: { median: 3000, mean: 4000, min: 1000, max: 20000 }, pagesPerHost: { min: 60, alpha: 1.2, max: 100 }, hostPageCap: 100 };
+// The rolling upgrade's crawl is bound by politeness: at one request per 4 s per registrable
+// domain, each node's largest domain (54 to 60 pages in this world) keeps it crawling for 3.5 to 4
+// minutes, more than three nodes take to drain, restart and answer (about 20 s each on an idle
+// machine, 35 s at a load average of 40). So every node still has work when it comes back, and the
+// test sees it crawl again with the new build, while the CPU stays nearly idle (about 2 pages/s).
+const UPGRADE_DELAY_MS = 4000;
 
 function have(cmd: string): boolean {
   return spawnSync("bash", ["-c", `command -v ${cmd}`]).status === 0;
@@ -60,23 +60,15 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   let run: ClusterRun;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   type Spec = { outRoot: string; defaults: Record<string, unknown>; nodes: Array<Record<string, unknown>> };
-  interface Phase { file: string; state: string; log: string; simArgs: string[]; seedsFile: string; delayMs: number }
-  /**
-   * A crawl by long-lived nodes with its own simweb (and request log): the world of the first crawl,
-   * or the one `web` describes (a simweb config), seeded to every machine.
-   */
-  function phase(name: string, mutate: (spec: Spec) => void, web?: Record<string, unknown>): Phase {
+  interface Phase { file: string; state: string; log: string; delayMs: number }
+  /** A crawl of the same world as the first one, by long-lived nodes, with its own simweb (and request log). */
+  function phase(name: string, mutate: (spec: Spec) => void): Phase {
+    // Nodes a failed earlier phase left running would keep their own cluster file (starting a
+    // running unit does nothing) and hold the status port.
+    must(op(["down", "--cluster", run.cluster]), "down (before the phase)");
     // Under the state directory: the machines see it (bound read-only), so they find simweb's CA.
     const st = join(state, name);
-    let simArgs = run.simArgs;
-    if (web) {
-      const cfg = join(dir, `simweb-${name}.json`);
-      writeFileSync(cfg, JSON.stringify(web));
-      simArgs = [...run.simArgs.filter((a, i, all) => a !== "--config" && all[i - 1] !== "--config"), "--config", cfg];
-    }
-    const seedsFile = join(dir, `seeds-${name}.txt`);
-    writeSeeds(simArgs, seedsFile);
-    const info = JSON.parse(must(sh(["sim", "up", "--transport", "netns", "--state", st, "--sim-args", [...simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number; ca: string };
+    const info = JSON.parse(must(sh(["sim", "up", "--transport", "netns", "--state", st, "--sim-args", [...run.simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number; ca: string };
     const spec = JSON.parse(readFileSync(run.cluster, "utf8")) as Spec;
     spec.outRoot = `/data/crawl/${name}`;
     spec.defaults.exitWhenDone = false;
@@ -86,8 +78,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     mutate(spec);
     const file = join(dir, `${name}.yaml`);
     writeFileSync(file, JSON.stringify(spec));
-    must(op(["seed", "--cluster", file, "--seeds", seedsFile]), "seed");
-    return { file, state: st, log: join(st, "simweb-requests.jsonl"), simArgs, seedsFile, delayMs: spec.defaults.delayMs as number };
+    return { file, state: st, log: join(st, "simweb-requests.jsonl"), delayMs: spec.defaults.delayMs as number };
   }
   /** The operator's timers (exchange, snapshot), as a loop in the hub until killed. */
   const loops: ChildProcess[] = [];
@@ -106,7 +97,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     try { return JSON.parse(j.stdout) as Row[]; } catch { return []; }
   }
   /** Until the crawl has nothing left: every node up with an empty frontier, nothing to exchange, no new fetches, three times running. */
-  async function settle(file: string, nodes = NODES, timeoutMs = 300_000): Promise<void> {
+  async function settle(file: string, nodes = NODES, timeoutMs = 600_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     let calm = 0;
     let last = -1;
@@ -124,7 +115,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   function finish(p: Phase, file: string): VerifyReport {
     must(op(["down", "--cluster", file]), "down");
     must(sh(["sim", "down", "--transport", "netns", "--state", p.state], env), "sim down");
-    return verifyLog(p.simArgs, p.log, { minGapMs: p.delayMs, maxConcurrency: 1, seedsFile: p.seedsFile, scope: "domains", maxCrawlDelayMs: 300 });
+    return verifyLog(run.simArgs, p.log, { minGapMs: p.delayMs, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains", maxCrawlDelayMs: 300 });
   }
   async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
     const end = Date.now() + timeoutMs;
@@ -284,7 +275,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     }, 300_000);
 
     test("rolling upgrade of a crawling cluster: each node drained and upgraded while the others crawl, 0 lost URLs, 0 politeness violations", async () => {
-      const p = phase("upgrade", (s) => { s.defaults.delayMs = UPGRADE_DELAY_MS; }, UPGRADE_WEB);
+      const p = phase("upgrade", (s) => { s.defaults.delayMs = UPGRADE_DELAY_MS; });
       must(op(["up", "--cluster", p.file]), "up");
       const exchange = every(2, ["exchange", "--cluster", p.file]);
       await until("the crawl is under way", () => statusRows(p.file).every((r) => r.up && r.fetched > 0));
@@ -321,7 +312,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
         expect(l.after, `${l.node}: crawled again after its upgrade`).toBeGreaterThan(0);
       }
       expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
-      expect(c.expected).toBeGreaterThan(1000);
+      expect(c.expected).toBeGreaterThan(300);
       expect(c.missing.count).toBe(0);
       // Draining returns leased URLs unfetched, so nothing is fetched twice across an upgrade.
       expect(c.duplicates.extraFetches).toBe(0);
