@@ -14,13 +14,20 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { ROOT, readRequestLog, verifyLog, type VerifyReport } from "./harness/crawl.js";
 import { CLUSTER_SH, NODES, must, nodeUa, runCluster, sh, type ClusterRun } from "./cluster-run.js";
+import { ShardRouter, equalNodes } from "../packages/shardcrawl/src/shard/shard-spec.js";
 
 const MACHINES_SH = join(ROOT, "scripts/cluster/machines.sh");
 const IMAGE = process.env.SHARDCRAWL_MACHINE_IMAGE ?? "/var/cache/shardcrawl/machine-image";
 const TOKEN = "lab-status-token-0123456789";
-// The long-lived crawls (upgrade, replace) go slower than the first, so they are still running
-// while nodes are upgraded or lost.
+// The long-lived crawls (upgrade, replace, rebalance) go slower than the first, so they are still
+// running while nodes are upgraded, lost or added.
 const LIVE_DELAY_MS = 1000;
+// The rolling upgrade's crawl is bound by politeness: at one request per 4 s per registrable
+// domain, each node's largest domain (54 to 60 pages in this world) keeps it crawling for 3.5 to 4
+// minutes, more than three nodes take to drain, restart and answer (about 20 s each on an idle
+// machine, 35 s at a load average of 40). So every node still has work when it comes back, and the
+// test sees it crawl again with the new build, while the CPU stays nearly idle (about 2 pages/s).
+const UPGRADE_DELAY_MS = 4000;
 
 function have(cmd: string): boolean {
   return spawnSync("bash", ["-c", `command -v ${cmd}`]).status === 0;
@@ -53,9 +60,12 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   let run: ClusterRun;
   const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   type Spec = { outRoot: string; defaults: Record<string, unknown>; nodes: Array<Record<string, unknown>> };
-  interface Phase { file: string; state: string; log: string }
+  interface Phase { file: string; state: string; log: string; delayMs: number }
   /** A crawl of the same world as the first one, by long-lived nodes, with its own simweb (and request log). */
   function phase(name: string, mutate: (spec: Spec) => void): Phase {
+    // Nodes a failed earlier phase left running would keep their own cluster file (starting a
+    // running unit does nothing) and hold the status port.
+    must(op(["down", "--cluster", run.cluster]), "down (before the phase)");
     // Under the state directory: the machines see it (bound read-only), so they find simweb's CA.
     const st = join(state, name);
     const info = JSON.parse(must(sh(["sim", "up", "--transport", "netns", "--state", st, "--sim-args", [...run.simArgs, "--port", "0", "--https-port", "0"].join(" ")], env), "sim up").trim().split("\n").pop()!) as { http: number; https: number; ca: string };
@@ -64,10 +74,11 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     spec.defaults.exitWhenDone = false;
     spec.defaults.caFile = info.ca;
     spec.defaults.connectTo = [`:80:${net}.0.1:${info.http}`, `:443:${net}.0.1:${info.https}`];
+    spec.defaults.delayMs = LIVE_DELAY_MS;
     mutate(spec);
     const file = join(dir, `${name}.yaml`);
     writeFileSync(file, JSON.stringify(spec));
-    return { file, state: st, log: join(st, "simweb-requests.jsonl") };
+    return { file, state: st, log: join(st, "simweb-requests.jsonl"), delayMs: spec.defaults.delayMs as number };
   }
   /** The operator's timers (exchange, snapshot), as a loop in the hub until killed. */
   const loops: ChildProcess[] = [];
@@ -86,7 +97,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     try { return JSON.parse(j.stdout) as Row[]; } catch { return []; }
   }
   /** Until the crawl has nothing left: every node up with an empty frontier, nothing to exchange, no new fetches, three times running. */
-  async function settle(file: string, timeoutMs = 300_000): Promise<void> {
+  async function settle(file: string, nodes = NODES, timeoutMs = 600_000): Promise<void> {
     const end = Date.now() + timeoutMs;
     let calm = 0;
     let last = -1;
@@ -95,7 +106,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       const moved = Number(/moved (\d+)/.exec(op(["exchange", "--cluster", file]).stdout)?.[1] ?? -1);
       const rows = statusRows(file);
       const fetched = rows.reduce((a, r) => a + r.fetched, 0);
-      const quiet = rows.length === NODES && rows.every((r) => r.up && r.queued === 0) && moved === 0 && fetched === last;
+      const quiet = rows.length === nodes && rows.every((r) => r.up && r.queued === 0) && moved === 0 && fetched === last;
       calm = quiet ? calm + 1 : 0;
       last = fetched;
       await sleep(3000);
@@ -104,7 +115,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
   function finish(p: Phase, file: string): VerifyReport {
     must(op(["down", "--cluster", file]), "down");
     must(sh(["sim", "down", "--transport", "netns", "--state", p.state], env), "sim down");
-    return verifyLog(run.simArgs, p.log, { minGapMs: LIVE_DELAY_MS, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains", maxCrawlDelayMs: 300 });
+    return verifyLog(run.simArgs, p.log, { minGapMs: p.delayMs, maxConcurrency: 1, seedsFile: run.seedsFile, scope: "domains", maxCrawlDelayMs: 300 });
   }
   async function until(what: string, ok: () => boolean, timeoutMs = 90_000): Promise<void> {
     const end = Date.now() + timeoutMs;
@@ -141,7 +152,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
     afterAll(() => {
       for (const l of loops) stop(l);
       sh(["sim", "down", "--transport", "netns", "--state", join(dir, "state-quota")], env);
-      for (const s of ["upgrade", "replace"]) sh(["sim", "down", "--transport", "netns", "--state", join(state, s)], env);
+      for (const s of ["upgrade", "replace", "rebalance"]) sh(["sim", "down", "--transport", "netns", "--state", join(state, s)], env);
       machines(["down"]);
     }, 300_000);
 
@@ -156,6 +167,29 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       expect(provision2.stdout).not.toMatch(/change: /);
       expect(checkAfter.code).toBe(0);
       expect(installed.stdout.match(/build build-a installed/g)).toHaveLength(NODES);
+    });
+
+    test("the shipped build carries production dependencies only", () => {
+      const pkg = (f: string) => JSON.parse(readFileSync(join(ROOT, f), "utf8")) as { dependencies?: Record<string, string>; devDependencies?: Record<string, string> };
+      const node = pkg("packages/shardcrawl/package.json");
+      const prod = Object.keys(node.dependencies ?? {}).sort();
+      // Packages only the checkout needs (compiler, linter, test runner, simweb...).
+      const devOnly = [...Object.keys(pkg("package.json").devDependencies ?? {}), ...Object.keys(node.devDependencies ?? {})].filter((d) => !prod.includes(d));
+      expect(devOnly).toEqual(expect.arrayContaining(["typescript", "vitest", "@shardcrawl/simweb"]));
+      const mb = Number(spawnSync("du", ["-sm", join(ROOT, "node_modules")], { encoding: "utf8" }).stdout.split("\t")[0]);
+      for (let i = 0; i < NODES; i++) {
+        const top = onMachine(i, "cd /opt/shardcrawl/ && ls -A . && echo -- && ls -A packages && echo -- && ls node_modules 2>&1; true").stdout.trim().split("\n--\n");
+        expect(top[0]!.split("\n"), "the release's top level").toEqual(["deploy", "packages", "scripts"]);
+        expect(top[1], "only the node package").toBe("shardcrawl");
+        const direct = onMachine(i, "ls /opt/shardcrawl/packages/shardcrawl/node_modules").stdout.trim().split("\n").sort();
+        expect(direct).toEqual(prod);
+        // Every installed package, direct or not (pnpm's virtual store: <name with + for />@<version>).
+        const all = onMachine(i, "ls /opt/shardcrawl/packages/shardcrawl/node_modules/.pnpm").stdout.trim().split("\n").map((e) => e.replace(/^(@?[^@]+)@.*$/, "$1").replace("+", "/"));
+        expect(all.length).toBeGreaterThan(prod.length);
+        for (const d of devOnly) expect(all, d).not.toContain(d);
+        const shipped = Number(onMachine(i, "du -sm /opt/shardcrawl/").stdout.split("\t")[0]);
+        if (i === 0) console.log(`shipped build: ${shipped} MB with ${all.length} packages (this checkout's root node_modules alone: ${mb} MB)`);
+      }
     });
 
     test("the crawl rounds complete over ssh", () => {
@@ -240,36 +274,53 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       must(sh(["sim", "down", "--transport", "netns", "--state", qstate], env), "sim down");
     }, 300_000);
 
-    test("rolling upgrade of a crawling cluster: one node at a time, the crawl goes on, 0 lost URLs, 0 politeness violations", async () => {
-      const p = phase("upgrade", (s) => { s.defaults.delayMs = LIVE_DELAY_MS; });
+    test("rolling upgrade of a crawling cluster: each node drained and upgraded while the others crawl, 0 lost URLs, 0 politeness violations", async () => {
+      const p = phase("upgrade", (s) => { s.defaults.delayMs = UPGRADE_DELAY_MS; });
       must(op(["up", "--cluster", p.file]), "up");
       const exchange = every(2, ["exchange", "--cluster", p.file]);
       await until("the crawl is under way", () => statusRows(p.file).every((r) => r.up && r.fetched > 0));
       const t0 = Date.now();
       const up = op(["upgrade", "--cluster", p.file, "--build-id", "build-b"]);
       const t1 = Date.now();
-      stop(exchange);
       expect(up.code, up.stdout + up.stderr).toBe(0);
-      const healthyMs = [...up.stdout.matchAll(/upgraded to build-b, healthy after (\d+) ms/g)].map((m) => Number(m[1]));
-      expect(healthyMs).toHaveLength(NODES);
+      // Per node: when it was told to drain, when its process was gone, when the new one started and
+      // when it answered /status (the operator's clock, which is also simweb's: one machine).
+      const windows = [...up.stdout.matchAll(/^(\S+): upgraded to build-b, healthy after (\d+) ms \(drain (\d+), stopped (\d+), started (\d+), healthy (\d+);/gm)]
+        .map((m) => ({ node: m[1]!, healthyMs: Number(m[2]), drain: Number(m[3]), stopped: Number(m[4]), started: Number(m[5]), healthy: Number(m[6]) }));
+      expect(windows.map((w) => w.node)).toEqual(names);
       for (let i = 0; i < NODES; i++) expect(onMachine(i, "readlink /opt/shardcrawl").stdout.trim()).toBe("/opt/shardcrawl-releases/build-b");
       await settle(p.file);
+      stop(exchange);
+      const tEnd = Date.now();
       const report = finish(p, p.file);
-      const log = readRequestLog(p.log);
-      const during = log.filter((e) => e.ts >= t0 && e.ts <= t1).length;
-      const after = log.filter((e) => e.ts > t1).length;
-      console.log(`upgrade: ${NODES} nodes in ${t1 - t0} ms (to healthy per node: ${healthyMs.join(", ")} ms); requests during ${during}, after ${after}; missing ${report.coverage!.missing.count}, re-fetched ${report.coverage!.duplicates.extraFetches}, violations ${JSON.stringify(report.violations)}`);
-      // The crawl went on during the upgrade: every node fetched while the nodes were being restarted.
-      for (const n of names) expect(log.some((e) => e.ts >= t0 && e.ts <= t1 && (e as { ua?: string }).ua === nodeUa(n)), n).toBe(true);
-      expect(during).toBeGreaterThan(0);
+      const log = readRequestLog(p.log) as Array<{ ts: number; ua?: string }>;
+      const byNode = (n: string, from: number, to: number) => log.filter((e) => e.ua === nodeUa(n) && e.ts >= from && e.ts <= to).length;
+      const lines = windows.map((w) => {
+        const others = names.filter((n) => n !== w.node).reduce((a, n) => a + byNode(n, w.drain, w.healthy), 0);
+        return { ...w, others, own: byNode(w.node, w.stopped + 1, w.started - 1), after: byNode(w.node, w.healthy + 1, Infinity) };
+      });
+      const c = report.coverage!;
+      console.log([
+        `upgrade: ${NODES} nodes in ${t1 - t0} ms; crawl went on ${tEnd - windows.at(-1)!.healthy} ms after the last node was healthy (to settled)`,
+        ...lines.map((l) => `  ${l.node}: time to healthy ${l.healthyMs} ms (down ${l.started - l.stopped} ms); others' requests meanwhile ${l.others}; its own while down ${l.own}; its own after, on build-b ${l.after}`),
+        `  of ${c.expected} pages: lost ${c.missing.count}, duplicated ${c.duplicates.extraFetches}; violations ${JSON.stringify(report.violations)}`,
+      ].join("\n"));
+      for (const l of lines) {
+        // Upgraded while the others crawled, silent while down, and crawling again on the new build.
+        expect(l.others, `${l.node}: the other nodes fetched during its upgrade`).toBeGreaterThan(0);
+        expect(l.own, `${l.node}: no request while its process was down`).toBe(0);
+        expect(l.after, `${l.node}: crawled again after its upgrade`).toBeGreaterThan(0);
+      }
       expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
-      expect(report.coverage!.missing.count).toBe(0);
-      expect(report.coverage!.expected).toBeGreaterThan(300);
+      expect(c.expected).toBeGreaterThan(300);
+      expect(c.missing.count).toBe(0);
+      // Draining returns leased URLs unfetched, so nothing is fetched twice across an upgrade.
+      expect(c.duplicates.extraFetches).toBe(0);
     }, 900_000);
 
     test("losing an instance for good: snapshots on a schedule, replace from the last; what is lost and re-fetched is counted", async () => {
       const archive = join(dir, "archive");
-      const p = phase("replace", (s) => { s.defaults.delayMs = LIVE_DELAY_MS; });
+      const p = phase("replace", () => {});
       must(op(["up", "--cluster", p.file]), "up");
       const exchange = every(2, ["exchange", "--cluster", p.file]);
       const snapshots = every(5, ["snapshot", "--cluster", p.file, "--archive", archive]);
@@ -285,6 +336,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       expect(replaced.code, replaced.stdout + replaced.stderr).toBe(0);
       const tBack = Date.now();
       await until("the replaced node answers /status", () => statusRows(p.file).find((r) => r.node === lost)?.up === true);
+      const tHealthy = Date.now();
       await settle(p.file);
       stop(exchange);
       const report = finish(p, p.file);
@@ -294,7 +346,7 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       for (const e of log) if (!e.path.startsWith("/robots.txt")) counts.set(`${e.scheme}://${e.host}${e.path}`, (counts.get(`${e.scheme}://${e.host}${e.path}`) ?? 0) + 1);
       const refetched = [...counts].filter(([, n]) => n > 1).map(([u]) => u);
       const c = report.coverage!;
-      console.log(`replace: ${lost} lost after ${fetchedAtLoss} fetches, back in ${tBack - tLoss} ms; of ${c.expected} pages: missing ${c.missing.count}, re-fetched ${c.duplicates.extraFetches} (${refetched.length} URLs); violations ${JSON.stringify(report.violations)}`);
+      console.log(`replace: ${lost} lost after ${fetchedAtLoss} fetches; time to healthy ${tHealthy - tLoss} ms (replace command ${tBack - tLoss} ms); of ${c.expected} pages: lost ${c.missing.count}, duplicated ${c.duplicates.extraFetches} fetches (${refetched.length} URLs); violations ${JSON.stringify(report.violations)}`);
       // The replaced node crawled again, politely, and what was lost or fetched twice is its own.
       expect(log.some((e) => e.ts > tBack && e.ua === lostUa)).toBe(true);
       expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
@@ -302,6 +354,58 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       // The loss window is the snapshot interval: far less than what the node had crawled.
       expect(c.missing.count + c.duplicates.extraFetches).toBeLessThan(fetchedAtLoss);
       expect(c.fetchedExpected + c.missing.count).toBe(c.expected);
+    }, 900_000);
+
+    test("rebalance over ssh: a machine added to a crawling cluster takes over its share; nothing lost, politely", async () => {
+      const p = phase("rebalance", () => {});
+      // The cluster before: the first two machines. p.file (all three) is the cluster after.
+      const spec = JSON.parse(readFileSync(p.file, "utf8")) as Spec;
+      const before = join(dir, "rebalance-before.yaml");
+      writeFileSync(before, JSON.stringify({ ...spec, nodes: spec.nodes.slice(0, NODES - 1) }));
+      const oldRouter = new ShardRouter({ self: names[0]!, nodes: equalNodes(NODES - 1), key: "domain" });
+      must(op(["up", "--cluster", before]), "up (two nodes)");
+      const exchangeBefore = every(2, ["exchange", "--cluster", before]);
+      await until("the two-node crawl is under way", () => { const r = statusRows(before); return r.length === NODES - 1 && r.every((x) => x.up && x.fetched > 10); });
+      stop(exchangeBefore);
+      const tStop = Date.now();
+      const rb = op(["rebalance", "--cluster", p.file]);
+      expect(rb.code, rb.stdout + rb.stderr).toBe(0);
+      const tUp = Date.now();
+      must(op(["up", "--cluster", p.file]), "up (three nodes)");
+      const exchange = every(2, ["exchange", "--cluster", p.file]);
+      await settle(p.file);
+      stop(exchange);
+      const report = finish(p, p.file);
+      const rehomed = [...rb.stdout.matchAll(/^\{"node".*\}$/gm)].map((m) => JSON.parse(m[0]) as { node: string; hostsMoved: number; urlsMoved: number; byOwner: Record<string, number> });
+      const newNode = names[NODES - 1]!;
+      const log = readRequestLog(p.log) as Array<{ ts: number; host: string; path: string; scheme: string; ua?: string }>;
+      const byUa = new Map(names.map((n) => [nodeUa(n), n]));
+      const moved = new Set<string>();
+      for (const e of log) if (oldRouter.ownerOfHost(e.host) !== run.router.ownerOfHost(e.host)) moved.add(e.host);
+      const counts = new Map<string, number>();
+      for (const e of log) if (!e.path.startsWith("/robots.txt")) counts.set(`${e.scheme}://${e.host}${e.path}`, (counts.get(`${e.scheme}://${e.host}${e.path}`) ?? 0) + 1);
+      const refetched = [...counts].filter(([, n]) => n > 1).map(([u]) => u);
+      const c = report.coverage!;
+      const urlsMoved = rehomed.reduce((a, r) => a + r.urlsMoved, 0);
+      console.log(`rebalance: 2 -> 3 nodes in ${tUp - tStop} ms; ${rehomed.map((r) => `${r.node} moved ${r.urlsMoved} URLs of ${r.hostsMoved} hosts`).join(", ")}; ${newNode} fetched ${log.filter((e) => e.ua === nodeUa(newNode)).length}; of ${c.expected} pages: lost ${c.missing.count}, duplicated ${c.duplicates.extraFetches} fetches (${refetched.length} URLs); violations ${JSON.stringify(report.violations)}`);
+      // Both old nodes were rehomed, the new machine had nothing to move, and queued URLs went over.
+      expect(rehomed.map((r) => r.node).sort()).toEqual(names.slice(0, NODES - 1));
+      expect(rb.stdout).toMatch(new RegExp(`${newNode}: new node \\(nothing crawled yet\\), nothing to rehome`));
+      expect(urlsMoved).toBeGreaterThan(0);
+      for (const r of rehomed) for (const owner of Object.keys(r.byOwner)) expect(owner).toBe(newNode);
+      // Every request by the owner of its host at that time: the old two before, the new three after.
+      for (const e of log) {
+        const who = byUa.get(e.ua ?? "");
+        if (e.ts <= tStop) expect(who, `${e.host} before`).toBe(oldRouter.ownerOfHost(e.host));
+        else if (e.ts >= tUp) expect(who, `${e.host} after`).toBe(run.router.ownerOfHost(e.host));
+      }
+      expect(log.some((e) => e.ua === nodeUa(newNode) && e.ts >= tUp)).toBe(true);
+      expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
+      expect(c.expected).toBeGreaterThan(300);
+      expect(c.missing.count).toBe(0);
+      // The new owner starts without the old owners' seen filter: it may fetch again a page of a host
+      // it took over, and only such pages.
+      for (const u of refetched) expect(moved.has(new URL(u).hostname), u).toBe(true);
     }, 900_000);
   });
 }

@@ -89,19 +89,44 @@ default_build_id() {
   echo "$id-$(date -u +%Y%m%dT%H%M%SZ)"
 }
 
-# Ships this checkout's build (dist, dependencies, scripts, deploy) to node i as release BUILD_ID;
-# (dist reads its Lua scripts from src/) unchanged files are hard links to the release in use, so an upgrade moves only what changed.
+# The release a machine runs, staged once on the operator's side as <state>/builds/<ID>: the node
+# package with its production dependencies only (pnpm deploy --prod: no compiler, test runner or
+# simweb on a fleet machine), plus scripts/ and deploy/. The layout matches a checkout
+# (packages/shardcrawl/...), so the unit's ExecStart and the offline commands find the same paths.
+# src/ goes along: dist reads its Lua scripts and UI assets from there.
+stage_build() {
+  local id="$1" to
+  to="${STATE:?}/builds/$1"
+  [[ -d "$to" ]] && return 0
+  if [[ "$DRY_RUN" == 1 ]]; then
+    echo "+ pnpm --filter @shardcrawl/shardcrawl deploy --prod --offline $to/packages/shardcrawl"
+    return 0
+  fi
+  [[ -f "$SHARDCRAWL_JS" ]] || die "no build in $ROOT (run pnpm build first)"
+  command -v pnpm >/dev/null || die "pnpm is needed to stage a production build (pnpm deploy --prod)"
+  rm -rf "$to.part"
+  mkdir -p "$to.part/packages"
+  # --offline: the store already holds every dependency of this checkout (it was built from it), and
+  # the operator may have no registry access (the test's hub namespace has none).
+  (cd "$ROOT" && pnpm --silent --filter @shardcrawl/shardcrawl deploy --prod --offline "$to.part/packages/shardcrawl") >&2 \
+    || die "pnpm deploy --prod failed (is the pnpm store populated? run pnpm install)"
+  rm -rf "$to.part/packages/shardcrawl/test" "$to.part/packages/shardcrawl/tsconfig.json"
+  cp -r "$ROOT/scripts" "$ROOT/deploy" "$to.part/"
+  mv "$to.part" "$to"
+  # Keep the three newest staged builds.
+  find "$STATE/builds" -mindepth 1 -maxdepth 1 -type d ! -name '*.part' -printf '%T@ %p\n' | sort -rn | tail -n +4 | cut -d' ' -f2- | xargs -r rm -rf
+}
+
+# Ships the staged release BUILD_ID to node i; unchanged files are hard links to the release in
+# use, so an upgrade moves only what changed.
 ship_build() {
   local i="$1" id="$2"
+  stage_build "$id"
   # shellcheck disable=SC2016  # expanded on the machine
   rsh "$i" "mkdir -p $RELEASES && if [ -e /opt/shardcrawl ] && [ ! -L /opt/shardcrawl ]; then echo '/opt/shardcrawl is a directory, not a release link: move it away first' >&2; exit 2; fi"
   local link=()
   [[ "$DRY_RUN" == 1 ]] || ! rsh "$i" "test -d /opt/shardcrawl/" || link=(--link-dest=/opt/shardcrawl/)
-  run rsync -a --delete "${link[@]}" -e "ssh ${SSH_ARGS[*]}" \
-    --include=/package.json --include=/pnpm-workspace.yaml --include='/node_modules/***' \
-    --include='/scripts/***' --include='/deploy/***' --include=/packages/ --include='/packages/*/' \
-    --include='/packages/*/package.json' --include='/packages/*/dist/***' --include='/packages/*/src/***' --include='/packages/*/node_modules/***' \
-    --exclude='*' "$ROOT/" "${N_HOST[$i]}:$RELEASES/$id/"
+  run rsync -a --delete "${link[@]}" -e "ssh ${SSH_ARGS[*]}" "$STATE/builds/$id/" "${N_HOST[$i]}:$RELEASES/$id/"
 }
 
 # Points /opt/shardcrawl at release ID (atomically) and keeps the three newest releases.
@@ -114,6 +139,7 @@ cmd_install() {
   load_plan
   [[ "$TRANSPORT" == ssh ]] || die "install: ssh transport only (local and netns run this checkout)"
   local id="${BUILD_ID:-$(default_build_id)}" i
+  stage_build "$id"
   # Every machine at once: the copy is bound by ssh and disk, not by this machine's CPU alone.
   local pids=() failed=0 p
   for i in "${!N_NAME[@]}"; do
@@ -152,19 +178,29 @@ wait_healthy() {
 
 # One node at a time: ship the build (while the node still crawls), drain it (systemctl stop: the
 # node's SIGTERM path finishes or returns what is in flight), switch, start, wait for /status.
+# Each node's line carries when it stopped crawling, when its process was gone, when the new one
+# started and when it answered (ms since the epoch), so its downtime can be held against the
+# servers' request logs.
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
 cmd_upgrade() {
   load_plan
   [[ "$TRANSPORT" == ssh ]] || die "upgrade: ssh transport only (local and netns nodes run this checkout; restart them with down/up)"
-  local id="${BUILD_ID:-$(default_build_id)}" i t0
+  local id="${BUILD_ID:-$(default_build_id)}" i t0 drain stopped started healthy
+  stage_build "$id"
   for i in "${!N_NAME[@]}"; do
-    t0="$(date +%s%N)"
+    t0="$(now_ms)"
     ship_build "$i" "$id"
+    drain="$(now_ms)"
     ssh_stop_node "$i" stop
+    stopped="$(now_ms)"
     switch_build "$i" "$id"
     ship_cluster_file "$i"
     rsh "$i" "systemctl start $(unit_of "$i")"
+    started="$(now_ms)"
     wait_healthy "$i" || return 1
-    echo "${N_NAME[$i]}: upgraded to $id, healthy after $(( ($(date +%s%N) - t0) / 1000000 )) ms"
+    healthy="$(now_ms)"
+    echo "${N_NAME[$i]}: upgraded to $id, healthy after $((healthy - drain)) ms (drain $drain, stopped $stopped, started $started, healthy $healthy; shipped in $((drain - t0)) ms)"
   done
 }
 

@@ -261,7 +261,9 @@ exchange_ssh() {
     j="$(index_of_node "$(basename "$d")")" || { echo "exchange: links for unknown node $(basename "$d") kept in $d" >&2; continue; }
     n="$(find "$d" -maxdepth 1 -name '*.urls.gz' | wc -l)"
     [[ "$n" -gt 0 ]] || continue
-    if run rsync -a --remove-source-files --chown="$REMOTE_USER:$REMOTE_USER" -e "ssh ${SSH_ARGS[*]}" --include '*.urls.gz' --exclude '*' "$d" "${N_HOST[$j]}:${N_OUT[$j]}/inbox/"; then
+    # The inbox is made as the node's user: a node new to the cluster (rebalance) has none yet.
+    if run rsync -a --remove-source-files --chown="$REMOTE_USER:$REMOTE_USER" --rsync-path="$(mkdir_as_node "${N_OUT[$j]}/inbox") && rsync" \
+      -e "ssh ${SSH_ARGS[*]}" --include '*.urls.gz' --exclude '*' "$d" "${N_HOST[$j]}:${N_OUT[$j]}/inbox/"; then
       moved=$((moved + n))
     else
       echo "exchange: delivery to ${N_NAME[$j]} failed; its files are kept in $d" >&2
@@ -321,6 +323,11 @@ cmd_rebalance() {
   for i in "${!N_NAME[@]}"; do
     if [[ "$TRANSPORT" == ssh ]]; then
       ship_cluster_file "$i"
+      # A machine new to the cluster has no Redis yet: nothing queued there to move.
+      if [[ "$DRY_RUN" == 0 ]] && ! rsh "$i" "test -d $(printf '%q' "${N_OUT[$i]}/redis")"; then
+        echo "${N_NAME[$i]}: new node (nothing crawled yet), nothing to rehome"
+        continue
+      fi
       ssh_as_node_user "$i" node packages/shardcrawl/dist/cli/main.js rehome --out "${N_OUT[$i]}" --cluster "$REMOTE_ETC/cluster.yaml" --name "${N_NAME[$i]}"
       continue
     elif [[ ! -f "${N_OUT[$i]}/node-config.json" ]]; then
