@@ -5,9 +5,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, expect, it, vi } from "vitest";
 import { clusterFromObject, loadClusterFile } from "../../src/cli/cluster-file.js";
-import { runClusterCommand } from "../../src/cli/cluster-command.js";
+import { runClusterPlan } from "../../src/cli/cluster-command.js";
 import { loadNodeConfigFile } from "../../src/cli/config-file.js";
-import { takeShardFlags } from "../../src/cli/shard-flags.js";
+import { parseCrawlFlags } from "../../src/cli/flags.js";
 
 const F = "c.yaml";
 
@@ -49,7 +49,7 @@ describe("cluster file", () => {
     ].join("\n"));
     const quiet = vi.spyOn(process.stdout, "write").mockImplementation(() => true);
     try {
-      expect(runClusterCommand(["plan", "--cluster", file, "--write"])).toBe(0);
+      expect(runClusterPlan({ cluster: file, write: true })).toBe(0);
     } finally {
       quiet.mockRestore();
     }
@@ -96,11 +96,12 @@ describe("the shipped cluster files", () => {
 });
 
 describe("crawl --shard flags", () => {
-  it("are taken off the crawl's arguments", () => {
-    const r = takeShardFlags(["--out", "o", "--shard", "1/3", "--shard-key=host", "--delay", "5"]);
-    expect(r.rest).toEqual(["--out", "o", "--delay", "5"]);
-    expect(r.shard).toMatchObject({ self: "node1", key: "host" });
-    expect(() => takeShardFlags(["--shard-key", "host"])).toThrow(/--shard-key needs --shard/);
-    expect(() => takeShardFlags(["--shard", "4/3"])).toThrow(/index must be below/);
+  it("set the shard membership and name the node", () => {
+    const c = parseCrawlFlags(["--out", "o", "--shard", "1/3", "--shard-key=host", "--delay", "5"]);
+    expect(c.delayMs).toBe(5);
+    expect(c.shard).toMatchObject({ self: "node1", key: "host" });
+    expect(c.nodeName).toBe("node1");
+    expect(() => parseCrawlFlags(["--out", "o", "--shard-key", "host"])).toThrow(/--shard-key needs --shard/);
+    expect(() => parseCrawlFlags(["--out", "o", "--shard", "4/3"])).toThrow(/index must be below/);
   });
 });
