@@ -5,7 +5,7 @@ import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { loadClusterFile } from "./cluster-file.js";
 import { UsageError } from "./flags.js";
-import { DEFAULT_TOKEN_FILE, prometheusConfig } from "./prometheus-config.js";
+import { prometheusConfig } from "./prometheus-config.js";
 
 export function runClusterPlan(v: { cluster?: string; write?: boolean; json?: boolean }): number {
   if (!v.cluster) throw new UsageError("cluster plan: --cluster <file> is required");

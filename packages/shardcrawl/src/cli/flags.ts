@@ -2,9 +2,10 @@
 // (node/config-schema.ts): each setting with a flag becomes one commander option, its value is
 // converted by the setting's kind and checked by the schema, so flags, config keys and the docs
 // tables cannot drift apart. The flag names are a contract outside tests rely on.
-import { Command, CommanderError, Option } from "commander";
+import { type Command, CommanderError, Option } from "commander";
+import { CliCommand } from "./cli-command.js";
 import { type NodeConfig, validateConfig } from "../node/config.js";
-import { parseSettings, settings, valueKind, type SettingInfo } from "../node/config-schema.js";
+import { defaultTextOf, parseSettings, settings, valueKind, type SettingInfo } from "../node/config-schema.js";
 import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../node/recrawl-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 import { parsePriorityRuleFlag } from "../schedule/priority.js";
@@ -27,13 +28,6 @@ function recrawlHelp(): Map<string, string> {
   return help;
 }
 
-function defaultText(s: SettingInfo, defaults: Record<string, unknown>): string | undefined {
-  if (s.flag?.defaultText) return s.flag.defaultText;
-  const v = defaults[s.key];
-  if (v === undefined || v === "" || (Array.isArray(v) && v.length === 0)) return undefined;
-  return Array.isArray(v) ? v.join(", ") : typeof v === "object" ? JSON.stringify(v) : String(v);
-}
-
 /** The settings that have a crawl flag, in help order. */
 export function flagSettings(): SettingInfo[] {
   return settings().filter((s) => s.flag);
@@ -41,10 +35,9 @@ export function flagSettings(): SettingInfo[] {
 
 /** Adds every crawl flag to a command (the program's `crawl`, or a stand-alone parser). */
 export function addCrawlOptions(cmd: Command): Command {
-  const defaults = Object.fromEntries(settings().map((s) => [s.key, (s.schema as { safeParse(v: unknown): { data?: unknown } }).safeParse(undefined).data]));
   for (const s of flagSettings()) {
     const f = s.flag!;
-    const d = defaultText(s, defaults);
+    const d = s.key === "out" ? "" : defaultTextOf(s);
     const o = new Option(`--${f.flag}${f.arg ? ` <${f.arg}>` : ""}`, `${s.description}${d ? ` (default ${d})` : ""}`).helpGroup(`${f.group === "crawl" ? "Crawl" : f.group === "flow control" ? "Flow control" : "Logs"} options:`);
     if (f.multiple) o.argParser(collect);
     cmd.addOption(o);
@@ -142,7 +135,7 @@ export function crawlConfigFromOptions(cmd: Command): NodeConfig {
 
 /** Parses crawl flags (without the command name) on their own, as the program's `crawl` does. */
 export function parseCrawlFlags(argv: string[]): NodeConfig {
-  const cmd = addCrawlOptions(new Command("crawl")).exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
+  const cmd = addCrawlOptions(new CliCommand("crawl")).exitOverride().configureOutput({ writeErr: () => {}, writeOut: () => {} });
   try {
     cmd.parse(argv, { from: "user" });
   } catch (err) {

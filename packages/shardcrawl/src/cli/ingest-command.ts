@@ -8,7 +8,7 @@ import { defaultConfig, type NodeConfig } from "../node/config.js";
 import { openFrontier } from "../node/open-frontier.js";
 import { startNodeRedis } from "../node/redis-server.js";
 import { emptyIngestReport, ingestFile } from "../shard/ingest.js";
-import { OUTBOX_SUFFIX, inboxDir } from "../shard/outbox-format.js";
+import { inboxDir } from "../shard/outbox-format.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { UsageError } from "./flags.js";

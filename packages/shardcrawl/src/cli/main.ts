@@ -32,7 +32,8 @@ main(process.argv.slice(2)).then(
       process.exit(err.exitCode);
     }
     if (err instanceof UsageError) {
-      process.stderr.write(`shardcrawl: ${err.message}\n  (run "shardcrawl ${process.argv.slice(2).filter((a) => !a.startsWith("-")).slice(0, 2).join(" ")} --help" for usage)\n`);
+      const command = process.argv[2] && !process.argv[2].startsWith("-") ? ` ${process.argv[2]}` : "";
+      process.stderr.write(`shardcrawl: ${err.message}\n  what to do: see "shardcrawl${command} --help"\n`);
       process.exit(USAGE_EXIT);
     }
     process.stderr.write(`shardcrawl: ${(err as Error).message ?? String(err)}\n`);

@@ -6,6 +6,7 @@
 // process does not pay for the others at start. Shell completion (completion-command.ts) is
 // generated from this same tree.
 import { Command, Option } from "commander";
+import { CliCommand } from "./cli-command.js";
 import { addCrawlOptions, crawlConfigFromOptions, UsageError } from "./flags.js";
 import { exitCodeFor } from "../node/exit-codes.js";
 
@@ -65,11 +66,12 @@ Binding elsewhere needs SHARDCRAWL_STATUS_TOKEN, as the nodes do.`;
 
 /** The whole command tree. `result.code` is set by the action that runs. */
 export function buildProgram(result: ProgramResult = { code: 0 }): Command {
-  const program = new Command("shardcrawl")
+  const program = new CliCommand("shardcrawl")
     .description("A polite, sharded web crawler cluster. Run \"shardcrawl <command> --help\" for a command's flags.")
     .usage("<command> [flags]")
     .showSuggestionAfterError()
-    .showHelpAfterError("(run with --help for usage)")
+    .showHelpAfterError("  what to do: run with --help for the usage")
+    .configureOutput({ outputError: (text, write) => write(text.replace(/^error: /, "shardcrawl: ")) })
     .exitOverride();
   // Subcommands inherit exitOverride and the output settings from here.
   const done = (code: number) => {
@@ -190,7 +192,7 @@ export function buildProgram(result: ProgramResult = { code: 0 }): Command {
     .description("Prints a completion script for commands, subcommands and flags. Load it in the shell's rc file:\n  bash: source <(shardcrawl completion bash)\n  zsh:  source <(shardcrawl completion zsh)     (after compinit)");
   for (const shell of ["bash", "zsh"] as const) {
     completion.command(shell).description(`the ${shell} completion script`)
-      .action(async () => done(await (await import("./completion-command.js")).runCompletionCommand(shell)));
+      .action(async () => done((await import("./completion-command.js")).runCompletionCommand(shell)));
   }
   return program;
 }

@@ -234,6 +234,16 @@ export function settings(): SettingInfo[] {
   });
 }
 
+/** A setting's default as users should read it ("" when it has none). */
+export function defaultTextOf(s: SettingInfo): string {
+  if (s.flag?.defaultText) return s.flag.defaultText;
+  const r = s.schema.safeParse(undefined);
+  const v: unknown = r.success ? r.data : undefined;
+  if (v === undefined || v === "" || (Array.isArray(v) && v.length === 0)) return "";
+  if (Array.isArray(v)) return v.join(", ");
+  return typeof v === "object" ? JSON.stringify(v) : String(v as string | number | boolean);
+}
+
 /** The schema of a setting without its default/optional wrappers: what kind of value it takes. */
 export function valueKind(schema: z.ZodType): "integer" | "number" | "string" | "boolean" | "list" | "mapping" | "choice" {
   let s = schema as z.ZodType & { def: { type: string; innerType?: z.ZodType } };
