@@ -60,7 +60,7 @@ export const CLUSTER_FILE_SCHEMA = z.strictObject({
   seeds: z.string().optional().describe("the whole cluster's seed list (every node reads it; relative to the file)"),
   outRoot: z.string().default("out/cluster").describe("default output root; a node's out defaults to <outRoot>/<name>"),
   defaults: NODE_CONFIG_SCHEMA.optional().describe("node settings for every node"),
-  nodes: z.array(CLUSTER_NODE_SCHEMA).min(1).describe("the nodes (each with at least a name)"),
+  nodes: z.array(CLUSTER_NODE_SCHEMA).min(1, "expected a non-empty list of nodes (each with at least a name)").describe("the nodes (each with at least a name)"),
 });
 
 function isMap(v: unknown): v is Record<string, unknown> {
@@ -71,7 +71,7 @@ export function clusterFromObject(obj: unknown, file: string): ClusterSpec {
   const errors: string[] = [];
   const err = (path: string, msg: string) => errors.push(`${file}: ${path}: ${msg}`);
   if (!isMap(obj)) throw new UsageError(`${file}: expected a mapping at the top level (name, shardKey, seeds, defaults, nodes)`);
-  const checked = CLUSTER_FILE_SCHEMA.safeParse(obj);
+  const checked = CLUSTER_FILE_SCHEMA.safeParse(obj, { reportInput: true });
   if (!checked.success) throw new UsageError(checked.error.issues.flatMap((i) => formatIssue(i).split("\n")).map((e) => `${file}: ${e}`).join("\n"));
   const spec = checked.data;
   const base = dirname(resolve(file));

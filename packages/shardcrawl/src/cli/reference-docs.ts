@@ -77,8 +77,9 @@ function dropMachineDefaults(node: unknown): void {
   for (const v of Object.values(o)) dropMachineDefaults(v);
 }
 
+// Draft-07: the version YAML editors (yaml-language-server) and ajv check by default.
 function jsonSchema(schema: z.ZodType, title: string): string {
-  const js = z.toJSONSchema(schema, { io: "input", unrepresentable: "any" }) as Record<string, unknown>;
+  const js = z.toJSONSchema(schema, { io: "input", unrepresentable: "any", target: "draft-7" }) as Record<string, unknown>;
   dropMachineDefaults(js);
   return `${JSON.stringify({ title, ...js }, null, 2)}\n`;
 }

@@ -258,13 +258,32 @@ export function valueKind(schema: z.ZodType): "integer" | "number" | "string" | 
   }
 }
 
+const oneOf = (values: readonly unknown[]) => {
+  const v = values.map(String);
+  return v.length > 1 ? `${v.slice(0, -1).join(", ")} or ${v[v.length - 1]}` : (v[0] ?? "");
+};
+const shown = (v: unknown) => (v === undefined ? "nothing" : JSON.stringify(v));
+
+/** What a user reads for one zod issue (the input, reported by safeParse, shows what was given). */
+function issueText(issue: z.core.$ZodIssue): string {
+  const got = `got ${shown(issue.input)}`;
+  switch (issue.code) {
+    case "invalid_type": return `expected ${issue.expected === "array" ? "a list" : issue.expected === "object" ? "a mapping" : `a ${issue.expected}`}, ${got}`;
+    case "invalid_value": return `expected ${oneOf(issue.values)}, ${got}`;
+    case "too_small": return issue.origin === "array" ? issue.message : `expected ${issue.inclusive === false ? ">" : ">="} ${String(issue.minimum)}, ${got}`;
+    case "too_big": return issue.origin === "array" ? issue.message : `expected ${issue.inclusive === false ? "<" : "<="} ${String(issue.maximum)}, ${got}`;
+    case "invalid_union": return `${issue.message}, ${got}`;
+    default: return `${issue.message.replace(/^Invalid input: /, "")}${issue.input === undefined ? "" : `, ${got}`}`;
+  }
+}
+
 /** A zod issue as one line naming the key path ("timeouts.totalMs: ..."). */
 export function formatIssue(issue: z.core.$ZodIssue, nameOf: (path: string) => string = (p) => p): string {
   const path = issue.path.map((p, i) => (typeof p === "number" ? `[${p}]` : `${i ? "." : ""}${String(p)}`)).join("");
   if (issue.code === "unrecognized_keys") {
     return issue.keys.map((k) => `unknown key "${path ? `${path}.` : ""}${k}"`).join("\n");
   }
-  return `${path ? `${nameOf(path)}: ` : ""}${issue.message}`;
+  return `${path ? `${nameOf(path)}: ` : ""}${issueText(issue)}`;
 }
 
 /**
@@ -272,7 +291,7 @@ export function formatIssue(issue: z.core.$ZodIssue, nameOf: (path: string) => s
  * defaults. `nameOf` renames a key path in messages (the crawl flags name the flag, not the key).
  */
 export function parseSettings(input: unknown, nameOf?: (path: string) => string): { value?: SchemaConfig & { shard?: unknown; recrawl?: unknown }; errors: string[] } {
-  const r = NODE_CONFIG_SCHEMA.safeParse(input);
+  const r = NODE_CONFIG_SCHEMA.safeParse(input, { reportInput: true });
   if (r.success) return { value: r.data, errors: [] };
   return { errors: r.error.issues.flatMap((i) => formatIssue(i, nameOf).split("\n")) };
 }

@@ -36,7 +36,7 @@ describe("config files are checked by the schema, with key paths", () => {
 
   it("a wrong type or value names the key", () => {
     expect(() => nodeConfigFromObject({ out: "o", delayMs: "fast" }, "node.yaml")).toThrow(/node\.yaml: delayMs: .*number/);
-    expect(() => nodeConfigFromObject({ out: "o", scope: "world" }, "node.yaml")).toThrow(/node\.yaml: scope: .*"domains"/);
+    expect(() => nodeConfigFromObject({ out: "o", scope: "world" }, "node.yaml")).toThrow(/node\.yaml: scope: expected domains, hosts or any, got "world"/);
     expect(() => nodeConfigFromObject({ out: "o", timeouts: { totalMs: 0 } }, "node.yaml")).toThrow(/node\.yaml: timeouts\.totalMs: /);
   });
 

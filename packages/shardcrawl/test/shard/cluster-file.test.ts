@@ -64,16 +64,16 @@ describe("cluster file", () => {
   it("names the key and what was expected for each mistake", () => {
     expect(errorsOf([])).toMatch(/c\.yaml: expected a mapping at the top level/);
     expect(errorsOf({ nodes: [] })).toMatch(/c\.yaml: nodes: expected a non-empty list of nodes/);
-    expect(errorsOf({ node: [{ name: "a" }], nodes: [{ name: "a" }] })).toMatch(/c\.yaml: node: unknown key/);
+    expect(errorsOf({ node: [{ name: "a" }], nodes: [{ name: "a" }] })).toMatch(/c\.yaml: unknown key "node"/);
     expect(errorsOf({ nodes: [{ name: "a" }, { name: "a" }] })).toMatch(/nodes\[1\]\.name: duplicate node name "a"/);
-    expect(errorsOf({ nodes: [{ name: "a", weight: -1 }] })).toMatch(/nodes\[0\]\.weight: expected a number > 0, got -1/);
+    expect(errorsOf({ nodes: [{ name: "a", weight: -1 }] })).toMatch(/nodes\[0\]\.weight: expected > 0, got -1/);
     expect(errorsOf({ nodes: [{ name: "a b" }] })).toMatch(/nodes\[0\]\.name: expected 1-63 letters/);
     expect(errorsOf({ shardKey: "url", nodes: [{ name: "a" }] })).toMatch(/shardKey: expected domain or host, got "url"/);
-    expect(errorsOf({ nodes: [{ name: "a", statusPort: 70000 }] })).toMatch(/nodes\[0\]\.statusPort: expected a port 0\.\.65535, got 70000/);
+    expect(errorsOf({ nodes: [{ name: "a", statusPort: 70000 }] })).toMatch(/nodes\[0\]\.statusPort: expected <= 65535, got 70000/);
     expect(errorsOf({ nodes: [{ name: "a", statusPort: 9000 }, { name: "b", statusPort: 9000 }] })).toMatch(/nodes\[1\]\.statusPort: 127\.0\.0\.1:9000 is already used by a/);
-    expect(errorsOf({ nodes: [{ name: "a", colour: 1 }] })).toMatch(/nodes\[0\]\.colour: unknown key/);
-    expect(errorsOf({ defaults: { fetcherz: 2 }, nodes: [{ name: "a" }] })).toMatch(/nodes\[0\] \(a\): unknown key "fetcherz"/);
-    expect(errorsOf({ nodes: [{ name: "a", config: { delayMs: "slow" } }] })).toMatch(/nodes\[0\] \(a\): key "delayMs" expects a number, got "slow"/);
+    expect(errorsOf({ nodes: [{ name: "a", colour: 1 }] })).toMatch(/unknown key "nodes\[0\]\.colour"/);
+    expect(errorsOf({ defaults: { fetcherz: 2 }, nodes: [{ name: "a" }] })).toMatch(/c\.yaml: unknown key "defaults\.fetcherz"/);
+    expect(errorsOf({ nodes: [{ name: "a", config: { delayMs: "slow" } }] })).toMatch(/c\.yaml: nodes\[0\]\.config\.delayMs: expected a number, got "slow"/);
   });
 
   it("refuses a file that is not YAML, saying so", () => {
