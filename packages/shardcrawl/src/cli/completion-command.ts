@@ -1,14 +1,7 @@
 // `shardcrawl completion bash|zsh`: a shell completion script for commands, subcommands and each
-// command's flags, generated from the command catalogue (the parsers' own options objects).
-import { COMMANDS, flagNamesOf } from "./command-catalog.js";
-import { UsageError } from "./flags.js";
-
-export const COMPLETION_USAGE = `usage: shardcrawl completion bash|zsh
-
-Prints a completion script for commands, subcommands and flags. Load it in the shell's rc file:
-  bash: source <(shardcrawl completion bash)
-  zsh:  source <(shardcrawl completion zsh)     (after compinit)
-`;
+// command's flags, generated from the program's command definitions (program.ts), the ones the parser uses.
+import type { Command } from "commander";
+import { buildProgram } from "./program.js";
 
 interface Table {
   commands: string[];
@@ -18,14 +11,23 @@ interface Table {
   flags: Map<string, string[]>;
 }
 
-async function table(): Promise<Table> {
-  const t: Table = { commands: Object.keys(COMMANDS), subcommands: new Map(), flags: new Map() };
-  for (const [cmd, spec] of Object.entries(COMMANDS)) {
-    const subs = Object.keys(spec.subcommands ?? {});
-    t.subcommands.set(cmd, subs);
-    if (subs.length === 0) t.flags.set(cmd, await flagNamesOf(cmd));
-    for (const sub of subs) t.flags.set(`${cmd} ${sub}`, await flagNamesOf(cmd, sub));
+const longFlags = (c: Command) => [...c.options.map((o) => o.long).filter((l): l is string => !!l), "--help"];
+
+/** Commands, subcommands and flags, read from the program's own definitions. */
+export function completionTable(program: Command = buildProgram()): Table {
+  const t: Table = { commands: [], subcommands: new Map(), flags: new Map() };
+  for (const cmd of program.commands) {
+    const name = cmd.name();
+    t.commands.push(name);
+    const subs = cmd.commands.map((c) => c.name()).filter((n) => n !== "help");
+    t.subcommands.set(name, subs);
+    if (subs.length === 0) t.flags.set(name, longFlags(cmd));
+    for (const sub of cmd.commands) t.flags.set(`${name} ${sub.name()}`, longFlags(sub));
   }
+  // `help <command>` completes the command names.
+  t.commands.push("help");
+  t.subcommands.set("help", t.commands.filter((c) => c !== "help"));
+  for (const c of t.commands) if (c !== "help") t.flags.set(`help ${c}`, []);
   return t;
 }
 
@@ -85,14 +87,8 @@ if [[ "$funcstack[1]" == "_shardcrawl" ]]; then _shardcrawl "$@"; else compdef _
 `;
 }
 
-export async function runCompletionCommand(argv: string[]): Promise<number> {
-  const [shell, ...extra] = argv;
-  if (shell === "--help" || shell === "-h") {
-    process.stdout.write(COMPLETION_USAGE);
-    return 0;
-  }
-  if ((shell !== "bash" && shell !== "zsh") || extra.length) throw new UsageError(shell === undefined ? "completion: name a shell (bash or zsh)" : `completion: unknown subcommand ${JSON.stringify(shell)} (expected bash or zsh)`);
-  const t = await table();
+export function runCompletionCommand(shell: "bash" | "zsh"): number {
+  const t = completionTable();
   process.stdout.write(shell === "bash" ? bashScript(t) : zshScript(t));
   return 0;
 }

@@ -1,48 +1,41 @@
 // `shardcrawl node --config <file>`: a YAML or JSON file whose keys are NodeConfig's (camelCase).
-// Unknown keys and wrong types get an error naming the key, not a silent default.
+// The schema (node/config-schema.ts) checks it: an unknown key or a wrong type is an error naming
+// the key path, never a silent default.
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { defaultConfig, validateConfig, type NodeConfig } from "../node/config.js";
+import { validateConfig, type NodeConfig } from "../node/config.js";
+import { parseSettings } from "../node/config-schema.js";
 import { UsageError } from "./flags.js";
 import { recrawlConfigFromObject } from "../schedule/recrawl/continuous-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
+import type { ShardConfig } from "../shard/shard-spec.js";
 
 export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   if (typeof obj !== "object" || obj === null || Array.isArray(obj)) throw new UsageError(`${source}: expected a mapping of settings at the top level`);
-  const c = defaultConfig() as unknown as Record<string, unknown>;
-  const errors: string[] = [];
-  for (const [k, v] of Object.entries(obj)) {
-    if (!(k in c) && !["seeds", "redis", "maxPages", "caFile", "shard", "recrawl"].includes(k)) {
-      errors.push(`${source}: unknown key "${k}"`);
-      continue;
-    }
-    if (k === "recrawl") {
-      try {
-        c.recrawl = recrawlConfigFromObject(v);
-      } catch (err) {
-        errors.push(`${source}: ${(err as Error).message}`);
-      }
-      continue;
-    }
-    const expected = c[k];
-    if (expected !== undefined && expected !== null && typeof expected !== typeof v) {
-      errors.push(`${source}: key "${k}" expects a ${Array.isArray(expected) ? "list" : typeof expected}, got ${JSON.stringify(v)}`);
-      continue;
-    }
-    c[k] = k === "timeouts" ? { ...(c.timeouts as object), ...(v as object) } : v;
-  }
-  const config = c as unknown as NodeConfig;
-  config.exitWhenDone = (obj as Record<string, unknown>).exitWhenDone === true;
-  // Bounds the file sets are explicit; the others may be derived from targetPagesPerSec.
-  if (errors.length === 0) {
+  const given = obj as Record<string, unknown>;
+  const { value, errors } = parseSettings(given);
+  if (!value) throw new UsageError(errors.map((e) => `${source}: ${e}`).join("\n"));
+  const { recrawl, shard, ...settings } = value;
+  const config = settings as NodeConfig;
+  if (shard !== undefined) config.shard = shard as unknown as ShardConfig;
+  // A node from a file is long-lived unless the file says otherwise.
+  config.exitWhenDone = given.exitWhenDone === true;
+  const problems: string[] = [];
+  if (recrawl !== undefined) {
     try {
-      applyQueueSizing(config, new Set(Object.keys(obj)));
+      config.recrawl = recrawlConfigFromObject(given.recrawl);
     } catch (err) {
-      errors.push(`${source}: ${(err as Error).message}`);
+      problems.push((err as Error).message);
     }
   }
-  errors.push(...validateConfig(config).map((e) => `${source}: ${e}`));
-  if (errors.length) throw new UsageError(errors.join("\n"));
+  // Bounds the file sets are explicit; the others may be derived from targetPagesPerSec.
+  try {
+    applyQueueSizing(config, new Set(Object.keys(given)));
+  } catch (err) {
+    problems.push((err as Error).message);
+  }
+  problems.push(...validateConfig(config));
+  if (problems.length) throw new UsageError(problems.map((e) => `${source}: ${e}`).join("\n"));
   return config;
 }
 

@@ -2,27 +2,9 @@
 // (frontier/exclusions.ts). Works on a running node (its processes pick the change up within about a
 // second) and on a stopped one (its Redis is started on its AOF for the change, like `inspect`).
 // `add` also removes the queued URLs the new entry covers before it returns.
-import { parseArgs } from "node:util";
 import { ExclusionList, FrontierKeys, Scripts, parseExclusionPattern, purgeExcluded, type Exclusion } from "../frontier/index.js";
 import { openTarget } from "./inspect/node-target.js";
 import { UsageError } from "./flags.js";
-
-export const EXCLUDE_USAGE = `usage: shardcrawl exclude add <domain|host|url-prefix> [--reason <text>] (--out <dir> | --redis <url>) [--json]
-       shardcrawl exclude remove <domain|host|url-prefix> (--out <dir> | --redis <url>) [--json]
-       shardcrawl exclude list (--out <dir> | --redis <url>) [--json]
-
-The site owner's opt-out list of one node (scripts/cluster.sh exclude ... for every node of a cluster).
-A name ("example.com", "shop.example.com") excludes that host and every host under it; an http(s)
-URL excludes the URLs that start with it. Within about a second of "add" returning, the node starts
-no new request to it; its queued URLs are removed (counted as "excluded") before "add" returns, and
-links, redirects, seeds and inbox URLs to it are refused from then on. Kept in the node's Redis: it
-survives restarts. A stopped node's Redis is started for the change and stopped again.
-
-  --reason <text>   why (shown by "exclude list" and "inspect url")
-  --json            one JSON object instead of text
-
-exit codes: 0 done; 1 error; 2 usage error; 3 remove: the pattern was not in the list.
-`;
 
 export interface ExcludeResult {
   action: "add" | "remove" | "list";
@@ -35,23 +17,7 @@ export interface ExcludeResult {
   list?: Exclusion[];
 }
 
-export const EXCLUDE_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, reason: { type: "string" }, json: { type: "boolean" }, help: { type: "boolean", short: "h" } } as const;
-
-export async function runExcludeCommand(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv, strict: true, allowPositionals: true,
-      options: EXCLUDE_OPTIONS,
-    });
-  } catch (err) {
-    throw new UsageError((err as Error).message);
-  }
-  const { values: v, positionals: pos } = parsed;
-  if (v.help) {
-    process.stdout.write(EXCLUDE_USAGE);
-    return 0;
-  }
+export async function runExcludeCommand(v: { out?: string; redis?: string; reason?: string; json?: boolean }, pos: string[]): Promise<number> {
   const action = pos[0];
   if (action !== "add" && action !== "remove" && action !== "list") throw new UsageError(action === undefined ? "exclude: expected add, remove or list" : `exclude: unknown subcommand ${JSON.stringify(action)} (expected add, remove or list)`);
   const input = pos[1];

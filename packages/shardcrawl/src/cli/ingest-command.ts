@@ -3,25 +3,16 @@
 // ingests them itself within seconds; a stopped node's Redis is started, fed and stopped.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
-import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { defaultConfig, type NodeConfig } from "../node/config.js";
 import { openFrontier } from "../node/open-frontier.js";
 import { startNodeRedis } from "../node/redis-server.js";
 import { emptyIngestReport, ingestFile } from "../shard/ingest.js";
-import { OUTBOX_SUFFIX, inboxDir } from "../shard/outbox-format.js";
+import { inboxDir } from "../shard/outbox-format.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { UsageError } from "./flags.js";
 import { runningNodePid } from "../node/running-node.js";
-
-export const INGEST_USAGE = `usage: shardcrawl ingest --out <dir> [--redis <url>] <outbox files...>
-
-Adds the URLs in other nodes' outbox files (*${OUTBOX_SUFFIX}) to the frontier of the node whose
-output folder is <dir>; its Bloom filter drops what it has seen. URLs another node owns go on to
-this node's outbox for that node. If the node is running, the files are copied into <dir>/inbox/
-and the node ingests them itself.
-`;
 
 /** The config the node last ran with (written by the supervisor), for its prefix and shard. */
 export function readNodeConfig(out: string): NodeConfig | null {
@@ -29,22 +20,8 @@ export function readNodeConfig(out: string): NodeConfig | null {
   return existsSync(p) ? (JSON.parse(readFileSync(p, "utf8")) as NodeConfig) : null;
 }
 
-export const INGEST_OPTIONS = { out: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
-
-export async function runIngestCommand(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, strict: true, allowPositionals: true, options: INGEST_OPTIONS });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
-  if (v.help) {
-    process.stdout.write(INGEST_USAGE);
-    return 0;
-  }
+export async function runIngestCommand(v: { out?: string; redis?: string }, files: string[]): Promise<number> {
   if (!v.out) throw new UsageError("ingest: --out <dir> is required");
-  const files = parsed.positionals;
   for (const f of files) if (!existsSync(f)) throw new UsageError(`ingest: no such file ${f}`);
   if (!files.length) {
     process.stderr.write("ingest: no files given; nothing to do\n");

@@ -1,36 +1,11 @@
 // `shardcrawl inspect host <host>` and `shardcrawl inspect url <url>`: what one node knows about a
 // host or a URL, read from its Redis and its page log without changing anything.
-import { parseArgs } from "node:util";
 import { inspectHost, type HostReport } from "./inspect/inspect-host.js";
 import { inspectUrl, normalizeForInspect, type UrlReport } from "./inspect/inspect-url.js";
 import { openTarget } from "./inspect/node-target.js";
 import { URL_EXIT_CODES } from "./inspect/url-verdict.js";
 import { formatDuration } from "../node/progress.js";
 import { UsageError } from "./flags.js";
-
-export const INSPECT_USAGE = `usage: shardcrawl inspect host <host> [--out <dir> | --redis <url> | --cluster <file>] [flags]
-       shardcrawl inspect url <url>   [--out <dir> | --redis <url> | --cluster <file>] [flags]
-
-Which node: --cluster picks the node that owns the host by the cluster's shard function (its output
-folder must be on this machine); --out is one node's output folder; --redis a node's Redis (add
---out for its page log). A stopped node's Redis is started for the inspection and stopped again.
-
-  --json                 one JSON object instead of text
-  --recent <n>           inspect host: recent outcomes shown (default 10)
-  --scan-bytes <b>       page-log bytes read, newest first (default 268435456)
-  --max-scan <n>         queue and spill-list elements read per lookup (default 1000000)
-
-inspect url answers, with its exit code:
-  0 fetched        (HTTP status, time, WARC file and offset)
-  3 queued/leased/parsing  (tier and position / being fetched now / fetched, not yet parsed)
-  4 refused        reason robots | out-of-scope | trap:<filter> | host-budget | excluded (the opt-out list, with reason and time)
-  5 shed           reason shed:<cap> (dropped from its queue) | dropped:<cap> (refused for room) | spilled
-  6 failed         reason: the fetch error class
-  7 seen           in the seen filter, no other record (fetched before the page-log window, or shed long ago)
-  8 not-seen       never discovered by this node
-  9 other-node     (--out) another node of the cluster owns it
-  1 error, 2 usage error. inspect host exits 0, or 8 when the node has never heard of the host.
-`;
 
 function int(name: string, v: string | undefined, dflt: number): number {
   if (v === undefined) return dflt;
@@ -87,27 +62,8 @@ export function formatUrlReport(r: UrlReport): string {
   ].join("\n");
 }
 
-export const INSPECT_OPTIONS = {
-  out: { type: "string" }, redis: { type: "string" }, cluster: { type: "string" }, json: { type: "boolean" },
-  recent: { type: "string" }, "scan-bytes": { type: "string" }, "max-scan": { type: "string" }, help: { type: "boolean", short: "h" },
-} as const;
-
-export async function runInspectCommand(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
-      args: argv, strict: true, allowPositionals: true,
-      options: INSPECT_OPTIONS,
-    });
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  const v = parsed.values;
-  if (v.help) {
-    process.stdout.write(INSPECT_USAGE);
-    return 0;
-  }
-  const [what, subject, ...extra] = parsed.positionals;
+export async function runInspectCommand(v: { out?: string; redis?: string; cluster?: string; json?: boolean; recent?: string; "scan-bytes"?: string; "max-scan"?: string }, positionals: string[]): Promise<number> {
+  const [what, subject, ...extra] = positionals;
   if ((what !== "host" && what !== "url") || !subject || extra.length) throw new UsageError("inspect: expected `inspect host <host>` or `inspect url <url>`");
   if (!v.out && !v.redis && !v.cluster) throw new UsageError("inspect: give --out <dir>, --redis <url> or --cluster <file>");
   const limits = { scanBytes: int("scan-bytes", v["scan-bytes"], 256 * 1024 * 1024), maxScan: int("max-scan", v["max-scan"], 1_000_000) };

@@ -3,7 +3,6 @@
 // for their new owners (then `scripts/cluster.sh exchange` delivers them). See README "Rebalancing".
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { Redis } from "ioredis";
 import { defaultConfig, type NodeConfig } from "../node/config.js";
 import { openFrontier } from "../node/open-frontier.js";
@@ -16,26 +15,7 @@ import { UsageError } from "./flags.js";
 import { readNodeConfig } from "./ingest-command.js";
 import { runningNodePid } from "../node/running-node.js";
 
-export const REHOME_USAGE = `usage: shardcrawl rehome --out <dir> (--cluster <new cluster file> --name <node> | --shard <i>/<n>) [--redis <url>]
-
-Run on a stopped node after nodes were added, removed or re-weighted: moves the queued URLs of
-hosts the node no longer owns to <dir>/outbox/<new owner>/ (leases of the last run are returned to
-the queues first). Then exchange the outboxes and start the nodes with the new cluster file.
-`;
-
-export const REHOME_OPTIONS = { out: { type: "string" }, cluster: { type: "string" }, name: { type: "string" }, shard: { type: "string" }, redis: { type: "string" }, help: { type: "boolean", short: "h" } } as const;
-
-export async function runRehomeCommand(argv: string[]): Promise<number> {
-  let v;
-  try {
-    v = parseArgs({ args: argv, strict: true, options: REHOME_OPTIONS }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (v.help) {
-    process.stdout.write(REHOME_USAGE);
-    return 0;
-  }
+export async function runRehomeCommand(v: { out?: string; cluster?: string; name?: string; shard?: string; redis?: string }): Promise<number> {
   if (!v.out) throw new UsageError("rehome: --out <dir> is required");
   let shard: ShardConfig;
   if (v.cluster) {

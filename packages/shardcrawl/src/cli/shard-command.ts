@@ -1,7 +1,6 @@
 // `shardcrawl shard`: splits a seed list by owner, one file per node, and prints the balance.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { parseArgs } from "node:util";
 import { readSeedFile } from "../node/seeds.js";
 import { ShardRouter, equalNodes, type ShardConfig } from "../shard/shard-spec.js";
 import { isShardKeyKind } from "../shard/shard-key.js";
@@ -9,25 +8,7 @@ import { hostOf } from "../url/normalize.js";
 import { loadClusterFile } from "./cluster-file.js";
 import { UsageError } from "./flags.js";
 
-export const SHARD_USAGE = `usage: shardcrawl shard (--nodes <n> | --cluster <file>) --seeds <file> --out <dir> [--shard-key domain|host]
-
-Writes <dir>/<node>.txt with the seeds each node owns (rendezvous hashing over the shard key) and
-prints how many each got. Nodes of --nodes n are named node0..node<n-1> with weight 1.
-`;
-
-export const SHARD_OPTIONS = { nodes: { type: "string" }, cluster: { type: "string" }, seeds: { type: "string" }, out: { type: "string" }, "shard-key": { type: "string" }, help: { type: "boolean", short: "h" } } as const;
-
-export function runShardCommand(argv: string[]): number {
-  let v;
-  try {
-    v = parseArgs({ args: argv, strict: true, options: SHARD_OPTIONS }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (v.help) {
-    process.stdout.write(SHARD_USAGE);
-    return 0;
-  }
+export function runShardCommand(v: { nodes?: string; cluster?: string; seeds?: string; out?: string; "shard-key"?: string }): number {
   if (!v.seeds || !v.out) throw new UsageError("shard: --seeds <file> and --out <dir> are required");
   if ((v.nodes === undefined) === (v.cluster === undefined)) throw new UsageError("shard: give exactly one of --nodes <n> or --cluster <file>");
   let spec: ShardConfig;

@@ -1,23 +1,9 @@
 // `shardcrawl status --cluster <file>`: asks every node's /status endpoint (timeout, size cap)
 // and prints one line per node and the totals; a node that does not answer is shown as down.
-import { parseArgs } from "node:util";
 import { loadClusterFile, type ClusterNode, type ClusterSpec } from "./cluster-file.js";
 import { UsageError } from "./flags.js";
 import { serveClusterPage } from "./cluster-page.js";
 import { fetchStatusBody } from "./node-status-client.js";
-
-export const STATUS_USAGE = `usage: shardcrawl status --cluster <file> [--json] [--timeout <ms>]
-       shardcrawl status --cluster <file> --serve [--port <n>] [--bind <addr>] [--poll <ms>]
-
-Shows each node's pages/s, pages fetched, frontier size, hosts, error rate and disk use from its
-/status endpoint, and the cluster's totals. A node whose statusPort is 0 is found through
-<out>/status.json (local nodes only). Nodes bound off loopback are asked with the bearer token
-in SHARDCRAWL_STATUS_TOKEN.
-
---serve runs the cluster page (live charts, every node's bottleneck, the hosts pushing back
-hardest) until interrupted, on 127.0.0.1 and --port (default: any free port; the URL is printed).
-Binding elsewhere needs SHARDCRAWL_STATUS_TOKEN, as the nodes do.
-`;
 
 export interface NodeStatusRow {
   node: string;
@@ -64,22 +50,7 @@ export function formatStatusTable(rows: NodeStatusRow[]): string {
   return table.map((r) => r.map((c, i) => c.padEnd(widths[i]!)).join("  ").trimEnd()).join("\n") + "\n";
 }
 
-export const STATUS_OPTIONS = {
-  cluster: { type: "string" }, json: { type: "boolean" }, timeout: { type: "string" }, help: { type: "boolean", short: "h" },
-  serve: { type: "boolean" }, port: { type: "string" }, bind: { type: "string" }, poll: { type: "string" },
-} as const;
-
-export async function runStatusCommand(argv: string[]): Promise<number> {
-  let v;
-  try {
-    v = parseArgs({ args: argv, strict: true, options: STATUS_OPTIONS }).values;
-  } catch (e) {
-    throw new UsageError((e as Error).message);
-  }
-  if (v.help) {
-    process.stdout.write(STATUS_USAGE);
-    return 0;
-  }
+export async function runStatusCommand(v: { cluster?: string; json?: boolean; timeout?: string; serve?: boolean; port?: string; bind?: string; poll?: string }): Promise<number> {
   if (!v.cluster) throw new UsageError("status: --cluster <file> is required");
   const timeoutMs = v.timeout === undefined ? 3000 : Number(v.timeout);
   if (!Number.isInteger(timeoutMs) || timeoutMs < 1) throw new UsageError(`--timeout: expected milliseconds > 0, got ${JSON.stringify(v.timeout)}`);
