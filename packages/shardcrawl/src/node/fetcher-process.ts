@@ -20,7 +20,7 @@ import { decide, type RetrySettings } from "../fetch/retry-policy.js";
 import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
-import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
+import { isDiskFull, LeaseTimeDiskCheck, minFreeOf, pauseForDiskFull } from "./disk-pause.js";
 import { MemoryGovernor, SpillStore } from "../frontier/index.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
@@ -317,6 +317,7 @@ async function main(): Promise<void> {
   const sweeper = ctx.index === 0 ? spool.startSweeper(frontier, (m) => ctx.log(m)) : undefined;
   // Our leases are listed under this id: if we die, the supervisor returns them at once.
   const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
+  const diskCheck = new LeaseTimeDiskCheck(frontier.frontier, config.out, `fetcher ${ctx.index}`, minFreeOf(config.minFreeDisk));
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -324,6 +325,7 @@ async function main(): Promise<void> {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
+    await diskCheck.beforeLease();
     const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs(), leaseOwner);
     for (const l of batch.leases) track(l);
     if (batch.blocked && batch.blocked !== "budget") {
