@@ -127,7 +127,7 @@ export async function spawnServer(argv, dir) {
   running.add(proc);
   proc.once("exit", () => running.delete(proc));
   const line = await new Promise((res, rej) => {
-    const t = setTimeout(() => rej(new Error(`${argv[1] ?? argv[0]} did not start`)), 60_000);
+    const t = setTimeout(() => rej(new Error(`${argv[1] ?? argv[0]} did not start`)), 600_000); // a 10^5-host simweb builds its world for minutes on a loaded machine
     createInterface({ input: proc.stdout }).once("line", (l) => { clearTimeout(t); res(l); });
     proc.once("exit", (c) => { clearTimeout(t); rej(new Error(`${argv[1] ?? argv[0]} exited ${c}`)); });
   });

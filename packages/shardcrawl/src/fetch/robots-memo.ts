@@ -1,6 +1,8 @@
 // Compiled robots.txt per origin, so the hot path does not re-parse robots.txt for every URL
 // (compiling costs far more than matching a URL). Bounded; an entry is re-checked against the
-// node's robots cache (another fetcher may have fetched a newer file) after MEMO_TTL_MS.
+// node's robots cache (another fetcher may have fetched a newer file) after max(MEMO_TTL_MS, twice
+// the host's delay): a host that comes back to this fetcher (host affinity) after a long delay
+// still finds its rules compiled.
 import { compileRobots, type RobotsEntry } from "./robots.js";
 import type { RobotsView } from "../admit/fetch-time.js";
 
@@ -20,6 +22,8 @@ export class RobotsMemo {
     private readonly load: (origin: string) => Promise<RobotsEntry | null>,
     private readonly userAgent: string,
     private readonly maxCrawlDelayMs: number,
+    /** The node's delay between requests to a host (Crawl-delay may raise it per host). */
+    private readonly delayMs = 0,
     private readonly now: () => number = Date.now,
   ) {}
 
@@ -30,10 +34,14 @@ export class RobotsMemo {
     if (this.memo.size >= MEMO_MAX) this.memo.delete(this.memo.keys().next().value!);
     const fresh: Memo = {
       compiled, kind: entry.kind, ...(entry.kind === "disallow-all" && entry.reason ? { reason: entry.reason } : {}),
-      ...(entry.kind === "disallow-all" && entry.errorClass ? { errorClass: entry.errorClass } : {}), fetchedAt: entry.fetchedAt, expires: this.now() + MEMO_TTL_MS,
+      ...(entry.kind === "disallow-all" && entry.errorClass ? { errorClass: entry.errorClass } : {}), fetchedAt: entry.fetchedAt, expires: this.now() + this.ttlOf(compiled.crawlDelayMs),
     };
     this.memo.set(origin, fresh);
     return fresh;
+  }
+
+  private ttlOf(crawlDelayMs: number | undefined): number {
+    return Math.max(MEMO_TTL_MS, 2 * Math.max(this.delayMs, crawlDelayMs ?? 0));
   }
 
   /** The origin's rules, or null when the node has no robots.txt for it yet. */
@@ -45,7 +53,7 @@ export class RobotsMemo {
     // The same fetch of the file (another fetcher would have stored a newer fetchedAt): keep the
     // compiled rules rather than compile them again every minute (a large file costs ~40 ms).
     if (memo && memo.fetchedAt === entry.fetchedAt && memo.kind === entry.kind) {
-      memo.expires = this.now() + MEMO_TTL_MS;
+      memo.expires = this.now() + this.ttlOf(memo.compiled.crawlDelayMs);
       return memo;
     }
     return this.remember(origin, entry);

@@ -13,7 +13,7 @@ import { unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { NodeFrontier } from "./open-frontier.js";
 import { StoreWriteError } from "../store/append-file.js";
-import { freeSpace, RESUME_FACTOR, thresholdBytes, type FreeSpace, type MinFreeDisk } from "./disk-space.js";
+import { freeSpace, parseMinFreeDisk, RESUME_FACTOR, thresholdBytes, type FreeSpace, type MinFreeDisk } from "./disk-space.js";
 
 /** errno codes that mean "no room", as opposed to a broken disk or a bug. */
 const NO_ROOM_CODES = new Set(["ENOSPC", "EDQUOT", "EFBIG"]);
@@ -116,6 +116,47 @@ export class DiskPauseWatch {
       return false;
     } finally {
       await unlink(file).catch(() => undefined);
+    }
+  }
+}
+
+/** The --min-free-disk threshold, or undefined when it is 0 (pause only when a write fails). */
+export function minFreeOf(spec: string): MinFreeDisk | undefined {
+  const m = parseMinFreeDisk(spec);
+  return ("bytes" in m && m.bytes === 0) || ("percent" in m && m.percent === 0) ? undefined : m;
+}
+
+/**
+ * The fetcher's side of --min-free-disk: free space is read (one statfs) before every lease batch,
+ * so a fast crawl cannot write past the threshold between two of the supervisor's timed checks.
+ * Below the threshold it pauses the node as the supervisor would; the supervisor alone resumes it,
+ * with hysteresis (DiskPauseWatch).
+ */
+export class LeaseTimeDiskCheck {
+  private pausedByUs = false;
+
+  constructor(
+    private readonly frontier: Pick<NodeFrontier, "setFlow" | "count">, private readonly out: string, private readonly who: string,
+    private readonly minFree: MinFreeDisk | undefined, private readonly readFree: (dir: string) => Promise<FreeSpace> = freeSpace,
+  ) {}
+
+  /** Never throws: a failed statfs leaves the decision to the supervisor's check. */
+  async beforeLease(): Promise<void> {
+    if (!this.minFree) return;
+    try {
+      const free = await this.readFree(this.out);
+      const need = thresholdBytes(this.minFree, free.totalBytes);
+      if (free.freeBytes >= need) {
+        this.pausedByUs = false;
+        return;
+      }
+      // Already paused: lease.lua answers disk-full until the supervisor resumes.
+      if (this.pausedByUs) return;
+      this.pausedByUs = true;
+      await this.frontier.setFlow({ diskFull: `${this.who}: low disk space: ${free.freeBytes} bytes free < ${need} (--min-free-disk)` });
+      await this.frontier.count("lowDiskPauses", 1);
+    } catch {
+      // (statfs or Redis failed: the supervisor's timed check still runs)
     }
   }
 }

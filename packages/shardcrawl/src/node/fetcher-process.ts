@@ -21,7 +21,7 @@ import type { RetrySettings } from "../fetch/retry-policy.js";
 import { SharedLeaseTtl } from "../schedule/lease-ttl.js";
 import { fetcherLeaseOwner } from "./lease-owner.js";
 import { dnsServerLookup } from "../fetch/dns-servers.js";
-import { isDiskFull, pauseForDiskFull } from "./disk-pause.js";
+import { isDiskFull, LeaseTimeDiskCheck, minFreeOf, pauseForDiskFull } from "./disk-pause.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { ConnectionStatsReporter } from "../fetch/connection-stats.js";
 import { DnsStatsReporter } from "../fetch/dns-stats.js";
@@ -89,7 +89,7 @@ async function main(): Promise<void> {
       completeNotModified: (lease, end, feedback) => frontier.completeNotModified(lease, end, feedback),
     },
     exclusions: () => frontier.exclusions.current(),
-    robots: new RobotsMemo((origin) => frontier.getRobots(origin), config.userAgent, config.maxCrawlDelayMs),
+    robots: new RobotsMemo((origin) => frontier.getRobots(origin), config.userAgent, config.maxCrawlDelayMs, config.delayMs),
     fetchRobots: (lease, origin) => robotsStep(client, frontier, config, lease, origin, log),
     deferHost: (lease, origin, ask) => deferHostFor(frontier, lease, origin, ask, log),
     http: client,
@@ -176,6 +176,9 @@ async function main(): Promise<void> {
   const sweeper = ctx.index === 0 ? spool.startSweeper(frontier, (m) => ctx.log(m)) : undefined;
   // Our leases are listed under this id: if we die, the supervisor returns them at once.
   const leaseOwner = fetcherLeaseOwner(ctx.index, process.pid);
+  // Free space checked before every lease batch, not only by the supervisor's timer: a fast crawl
+  // on a small disk can otherwise write past the threshold between two checks.
+  const diskCheck = new LeaseTimeDiskCheck(frontier, config.out, `fetcher ${ctx.index}`, minFreeOf(config.minFreeDisk));
 
   while (!ctx.isStopping()) {
     const free = config.fetcherConcurrency - inFlight.size;
@@ -183,6 +186,7 @@ async function main(): Promise<void> {
       await Promise.race([...inFlight, ctx.stopRequested]);
       continue;
     }
+    await diskCheck.beforeLease();
     const batch = await frontier.lease(Math.min(free, 64), Date.now(), leaseTtl.ttlMs(), leaseOwner);
     for (const l of batch.leases) track(l);
     if (batch.blocked && batch.blocked !== "budget") {
@@ -208,7 +212,9 @@ async function main(): Promise<void> {
     if (batch.leases.length === 0) {
       const woken = nextWake();
       const wait = await frontier.msUntilNextDue(Date.now());
-      await Promise.race([sleep(Math.max(2, Math.min(wait ?? 250, 250))), woken, ctx.stopRequested]);
+      // Due hosts left unleased are other fetchers' (host affinity) until their grace runs out:
+      // poll every 25 ms meanwhile rather than every 2.
+      await Promise.race([sleep(Math.max(wait === 0 ? 25 : 2, Math.min(wait ?? 250, 250))), woken, ctx.stopRequested]);
     }
   }
   clearInterval(ttlSync);

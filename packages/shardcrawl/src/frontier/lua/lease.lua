@@ -20,7 +20,7 @@
 --   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
 --   P flow storage  epoch ms until which a parser's write buffer is full: a full parse queue then
 --                   means slow storage ({'storage'}), not slow parsing ({'parse-full'})
--- Touches: P ready, P h:<host>, P d:<domain>, P dw:<domain>, P held (domain politeness, lib.lua), P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
+-- Touches: P aff, P affv (host affinity, below), P ready, P h:<host>, P d:<domain>, P dw:<domain>, P held (domain politeness, lib.lua), P q<tier>:<host>, P leases, P lease, P lo:<owner>, P leaseseq, P stats, P pq (read),
 --          P flow (read), P flowcfg (read)
 -- Returns: {status, id, host, tier, url-with-suffix, expiresAt, id, ...};
 --          status ok | budget | parse-full | storage | global-full | upstream | quota | disk-full
@@ -55,7 +55,66 @@ local out = {'ok'}
 if want <= 0 then return out end
 local leased = 0
 wake_held(32)
-local hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
+-- Host affinity: a politeness key (the host, or its registrable domain in domain mode) is leased
+-- by one fetcher, chosen by rendezvous hashing of the key over the live fetcher slots, so that
+-- fetcher's DNS cache, TLS sessions and compiled robots.txt serve every visit to it whatever the
+-- delay. Slots are the fetcher indices (owner "f<index>.<pid>"): a restarted fetcher keeps its
+-- keys, and a slot that dies or is added moves only its own keys. Work-conserving: a due key
+-- that its owner has not leased within the grace (owner dead, stopped or saturated) is taken by
+-- any fetcher. The cost is bounded: at most want x live slots (capped) due entries are read.
+--   P aff      hash    slot -> last lease call of that fetcher (epoch ms); slots silent for
+--                      AFF_STALE_MS are dropped, so a dead fetcher's keys move to the others
+--   P affv     string  version of the live slot list; P h:<host> / P d:<domain> cache their
+--                      owner under ao and the version it was computed for under av
+--   P flowcfg affgrace  grace in ms (default 1000; 0 = no affinity)
+local AFF_STALE_MS = 60000
+local aff_grace = tonumber(redis.call('HGET', K_FLOWCFG, 'affgrace') or '') or 1000
+local my_slot = nil
+local live, live_v = {}, '0'
+if owner ~= '' and aff_grace > 0 then
+  my_slot = string.match(owner, '^f(%d+)%.') or owner
+  local changed = redis.call('HSET', P .. 'aff', my_slot, int(NOW)) == 1
+  local all = redis.call('HGETALL', P .. 'aff')
+  for i = 1, #all, 2 do
+    if all[i] ~= my_slot and (tonumber(all[i + 1]) or 0) < NOW - AFF_STALE_MS then
+      redis.call('HDEL', P .. 'aff', all[i])
+      changed = true
+    else
+      live[#live + 1] = all[i]
+    end
+  end
+  if changed then live_v = tostring(redis.call('INCR', P .. 'affv'))
+  else live_v = redis.call('GET', P .. 'affv') or '0' end
+  if #live < 2 then my_slot = nil end
+end
+-- The slot that owns a ready host's politeness key, cached in the key's clock hash.
+local function aff_owner(host)
+  local hk = hkey(host)
+  local dom = pk_of(hk)
+  local ck = dom and dkey(dom) or hk
+  local c = redis.call('HMGET', ck, 'ao', 'av')
+  if c[1] and c[2] == live_v then return c[1] end
+  local key = dom or host
+  local best, best_h = nil, -1
+  for _, s in ipairs(live) do
+    local h = tonumber(string.sub(redis.sha1hex(key .. '#' .. s), 1, 12), 16)
+    if h > best_h then best, best_h = s, h end
+  end
+  redis.call('HSET', ck, 'ao', best, 'av', live_v)
+  return best
+end
+local hosts
+if my_slot then
+  hosts = {}
+  local cand = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'WITHSCORES', 'LIMIT', 0, math.min(want * #live, want + 1024))
+  local overdue = NOW - aff_grace
+  for i = 1, #cand, 2 do
+    if #hosts >= want then break end
+    if tonumber(cand[i + 1]) <= overdue or aff_owner(cand[i]) == my_slot then hosts[#hosts + 1] = cand[i] end
+  end
+else
+  hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
+end
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
   local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm')
