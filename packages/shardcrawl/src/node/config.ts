@@ -125,7 +125,7 @@ export interface NodeConfig {
   inboxPollMs: number;
   /** maxmemory of the Redis the node starts itself (0 = no limit); keep it well under RAM. */
   redisMaxMemoryBytes: number;
-  // --- flow control (issue 5) ---
+  // --- flow control: queue bounds, retries, shedding, upstream limits ---
   /** Attempts per URL in total, first included (1 = no retries). */
   retryMaxAttempts: number;
   /** Retry back-off: full jitter in [0, min(retryCapMs, retryBaseMs * 2^attempt)]. */
@@ -165,7 +165,7 @@ export interface NodeConfig {
   upstreamLimitHeader: string;
   /** A response header saying our upstream quota is exhausted (stops fetching; "" = none). */
   upstreamQuotaHeader: string;
-  /** Continuous mode (issue 7, node/recrawl-config.ts): revisit fetched pages within a budget. */
+  /** Continuous mode (node/recrawl-config.ts): revisit fetched pages within a budget. */
   recrawl?: RecrawlNodeConfig;
   /**
    * Queue sizing (node/queue-sizing.ts): with a target rate, the parse queue (pages, bytes) and the

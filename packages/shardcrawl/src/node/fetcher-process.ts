@@ -1,7 +1,7 @@
 // A fetcher process: a pull loop that leases ready (host, URL) pairs from the node's Redis, checks
 // robots.txt (fetching it first when the cache has none), fetches under the host's politeness
 // limits and hands the raw response to the parse queue. Failures become page-log lines.
-// Flow control (issue 5): every outcome is routed by origin -- a site's 429/503/timeouts/latency
+// Flow control: every outcome is routed by origin -- a site's 429/503/timeouts/latency
 // feed that host's AIMD limit in Redis (lib.lua feedback), retries go back through the frontier
 // (fetch/retry-policy.ts), our upstream plan's limit pauses all leasing and its quota stops it.
 // Time spent unable to lease (parse queue full, global cap, upstream pause) is counted as

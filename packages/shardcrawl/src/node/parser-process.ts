@@ -1,8 +1,9 @@
-// A parser process: takes fetched pages off the node's reliable parse queue, runs them through a
-// piscina pool (decode, links, digests, WARC records), appends WARC and page-log output, then
-// acknowledges the page and queues its links in one Redis call. Output is written before the ack,
-// so a crash repeats at most the pages in flight, and never loses one. Output waiting for the disk
-// is bounded in bytes (writeBufferBytes): slow storage stops the parser taking pages.
+// A parser process: takes fetched pages off the node's reliable parse queue, parses them (decode,
+// links, digests, WARC records) on its own main thread by default, or in a piscina pool of
+// --parser-threads worker threads, appends WARC and page-log output, then acknowledges the page and
+// queues its links in one Redis call. Output is written before the ack, so a crash repeats at most
+// the pages in flight, and never loses one. Output waiting for the disk is bounded in bytes
+// (writeBufferBytes): slow storage stops the parser taking pages.
 import { join } from "node:path";
 import { childContext, exitFatal, sleep } from "./child-runtime.js";
 import { openFrontier } from "./open-frontier.js";

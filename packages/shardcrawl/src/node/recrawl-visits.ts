@@ -1,4 +1,4 @@
-// Continuous mode (issue 7), what fetchers and parsers do per visit. A URL with a stored copy in the re-crawl history is a
+// Continuous mode (--continuous), what fetchers and parsers do per visit. A URL with a stored copy in the re-crawl history is a
 // revisit, so it is fetched conditionally (If-None-Match / If-Modified-Since, unless its host is
 // known to ignore validators); a 304 answer is recorded in the history here and never reaches
 // the parse queue; a parsed 2xx page is recorded by its parser (content digest under the
