@@ -36,7 +36,7 @@ const NODE_USAGE = `usage: shardcrawl node --config <file>
        shardcrawl node --cluster <file> --name <node>
 
 Runs a long-lived node: --config a YAML or JSON node config (its keys are the crawl flags' config
-keys, in brackets in the README's flag list), or --cluster a cluster file and --name its node to run.
+keys, in brackets in docs/crawling.md's flag list), or --cluster a cluster file and --name its node to run.
 `;
 
 async function usageOf(cmd: string | undefined): Promise<string> {

@@ -1,6 +1,6 @@
 // `shardcrawl rehome --out <dir> (--cluster <file> --name <node> | --shard i/n)`: on a STOPPED node,
 // after the cluster changed, moves the queued URLs of hosts this node no longer owns to its outbox
-// for their new owners (then `scripts/cluster.sh exchange` delivers them). See README "Rebalancing".
+// for their new owners (then `scripts/cluster.sh exchange` delivers them). See docs/cluster.md "Rebalancing".
 import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

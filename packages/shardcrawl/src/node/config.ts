@@ -221,7 +221,7 @@ export function defaultConfig(): NodeConfig {
     fetchers: Math.max(1, Math.round(cores * 0.5)),
     parsers: Math.max(1, Math.round(cores * 0.4)),
     // Parsing on each parser's main thread costs less CPU per page than a one-thread pool
-    // (no task and result cloning, no thread wake-ups; BENCHMARKS.md): scale with parsers instead.
+    // (no task and result cloning, no thread wake-ups; CHANGELOG.md, third pass): scale with parsers instead.
     parserThreads: 0,
     fetcherConcurrency: 256,
     timeouts: { connectMs: 10_000, headersMs: 15_000, bodyMs: 15_000, totalMs: 60_000 },
