@@ -98,7 +98,7 @@ describe("coverage crawl of 200 hosts", () => {
     expect(report.ok).toBe(true);
   });
 
-  test("the page log has one line per fetched page, with WARC locations", () => {
+  test("every fetched page has a page-log line with its WARC location", () => {
     const fetched = pages.filter((p) => p.status !== null);
     expect(fetched.length).toBeGreaterThanOrEqual(report.coverage!.fetchedExpected);
     for (const p of fetched) expect(p.warc, p.url).toBeDefined();

@@ -1,8 +1,8 @@
 // ARCHITECTURE.md walks a URL through the code as `file:function` hops. Code moves faster than prose,
 // so every hop it names is checked here against the source: the file must exist and the function,
 // class or method must be defined in it. A reader following the walk never takes a wrong turn.
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { dirname, join, normalize } from "node:path";
 import { describe, expect, test } from "vitest";
 import { ROOT } from "./harness/crawl.js";
 
@@ -69,6 +69,48 @@ function brokenReferences(markdown: string, read: (path: string) => string | nul
 function readOrNull(path: string): string | null {
   return existsSync(path) ? readFileSync(path, "utf8") : null;
 }
+
+/** A heading's anchor as GitHub spells it: lower case, punctuation dropped, spaces to hyphens. */
+function anchorOf(heading: string): string {
+  return heading.trim().toLowerCase().replace(/[^\w\- ]/g, "").replace(/ /g, "-");
+}
+
+/** Relative links of a markdown file (repository path) whose file or heading does not exist. */
+function brokenLinks(file: string, text = readFileSync(join(ROOT, file), "utf8")): string[] {
+  const problems: string[] = [];
+  for (const m of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+    const link = m[1]!;
+    if (/^[a-z]+:/.test(link)) continue;
+    const [path, anchor] = link.split("#", 2) as [string, string | undefined];
+    const target = path ? normalize(join(dirname(file), path)) : file;
+    if (!existsSync(join(ROOT, target))) {
+      problems.push(`${file}: ${link}: no ${target}`);
+      continue;
+    }
+    if (anchor && target.endsWith(".md")) {
+      const headings = readFileSync(join(ROOT, target), "utf8").split("\n").filter((l) => /^#+\s/.test(l)).map((l) => anchorOf(l.replace(/^#+\s+/, "")));
+      if (!headings.includes(anchor)) problems.push(`${file}: ${link}: no heading #${anchor} in ${target}`);
+    }
+  }
+  return problems;
+}
+
+describe("the docs' relative links lead somewhere", () => {
+  const files = ["README.md", "ARCHITECTURE.md", "BENCHMARKS.md", "CHANGELOG.md", ...readdirSync(join(ROOT, "docs")).filter((f) => f.endsWith(".md")).map((f) => `docs/${f}`)];
+
+  test("every linked file and heading exists", () => {
+    expect(files.flatMap((f) => brokenLinks(f))).toEqual([]);
+  });
+
+  test("the check reports a missing file and a missing heading", () => {
+    expect(anchorOf("The page budget (`--max-pages`)")).toBe("the-page-budget---max-pages");
+    const fake = "[a](docs/crawling.md#the-page-budget---max-pages) [b](docs/crawling.md#no-such-heading) [c](docs/no-such.md) [d](https://example.org/x)";
+    expect(brokenLinks("README.md", fake)).toEqual([
+      "README.md: docs/crawling.md#no-such-heading: no heading #no-such-heading in docs/crawling.md",
+      "README.md: docs/no-such.md: no docs/no-such.md",
+    ]);
+  });
+});
 
 describe("ARCHITECTURE.md names only code that exists", () => {
   const doc = readFileSync(join(ROOT, "ARCHITECTURE.md"), "utf8");
