@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// The full-size form of the bounded-frontier check (issue 5): a hot host generating unlimited
+// The full-size form of the bounded-frontier check (test/flow-memory.test.ts is the CI-sized one): a hot host generating unlimited
 // unique links next to ordinary hosts, for millions of URLs, against a real redis-server under a
 // memory budget with shedding in spill mode. The frontier's own code runs (dist), driven like a
 // crawl: every step adds a page's links (mostly the trap host's deep ones, some shallow links of

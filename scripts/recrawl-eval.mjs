@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Re-crawl evaluation in SIMULATED time (issue 7): simweb's World in-process gives the ground
+// Re-crawl evaluation in SIMULATED time: simweb's World in-process gives the ground
 // truth of page changes (version stamps move with content only; timestamp/ad churn does not count),
 // and four revisit policies spend the same budget (visits per page per day) from the same initial
 // copies: uniform, proportional to the true change rate, ours (shardcrawl's RecrawlScheduler with

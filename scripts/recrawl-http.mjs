@@ -1,5 +1,5 @@
 #!/usr/bin/env node
-// Re-crawl over real HTTP in SIMULATED content time (issue 7, the short over-HTTP variant):
+// Re-crawl over real HTTP in SIMULATED content time (the short over-HTTP variant of recrawl-eval.mjs):
 // simweb runs in-process with a SimClock that this script advances; the RecrawlScheduler plans
 // each cycle within its budget; every planned visit is a real conditional GET over loopback
 // (shardcrawl's undici client), change detection runs on the extracted text under the content

@@ -1,6 +1,6 @@
 #!/usr/bin/env node
-// When can a page's change rate be recovered from "changed since the last visit or not"? (issue 7,
-// check "the estimator recovers known rates within 25% for pages with >= 20 visits").
+// When can a page's change rate be recovered from "changed since the last visit or not"? (the
+// estimator is held to recovering known rates within 25% for pages with >= 20 visits).
 // One visit after t days of a page with rate λ is a Bernoulli trial with p = 1 - e^(-λt); its
 // Fisher information about log λ is x^2 / (e^x - 1) with x = λt (expected changes between two
 // visits): at most 0.648 (x = 1.59), tending to 0 when the page changes far more often than it is

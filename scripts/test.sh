@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The test command (README): bootstrap, lint, type-check, shellcheck, dependency audit, then every test.
+# The test command (README, "Two commands"; .ci/run runs it): bootstrap, lint, type-check, shellcheck, dependency audit, then every test.
 # Tests start their own redis-server, simweb and crawler processes on free loopback ports.
 set -euo pipefail
 cd "$(dirname "$0")/.."

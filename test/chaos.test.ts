@@ -1,4 +1,4 @@
-// Chaos (issue 8, CI-sized): 30+ SIGKILLs of fetchers, parsers, the supervisor, Redis and the
+// Chaos (CI-sized): 30+ SIGKILLs of fetchers, parsers, the supervisor, Redis and the
 // whole node during a crawl, repeatable from CHAOS_SEED. Afterwards: nothing lost, duplicates
 // bounded by what was in flight, every WARC file reads back, counters agree with the page log.
 // Long form: `bash scripts/chaos.sh` (more kills, a bigger web).

@@ -1,4 +1,4 @@
-// Full disk at node level (issue 8): the node's output folder lives on a real 8 MB tmpfs that the
+// Full disk at node level: the node's output folder lives on a real 8 MB tmpfs that the
 // test fills up mid-crawl. Writes fail with ENOSPC -> the node pauses (no new request starts,
 // the reason is logged and shown in /status), resumes once the test frees space, and finishes
 // with nothing lost and every WARC file readable. Redis runs elsewhere (its AOF is not on the full

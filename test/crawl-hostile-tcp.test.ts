@@ -1,4 +1,4 @@
-// The hostile web on raw sockets (issue 8), crawled by one real node: every host of
+// The hostile web on raw sockets, crawled by one real node: every host of
 // harness/hostile-tcp.ts (broken HTTP, drips, resets, bombs, a 100 MB robots.txt, odd hrefs,
 // redirect loops and chains, bad certificates) plus DNS failures from a real DNS server on
 // loopback. Each URL must end as a recorded, classified outcome in the page log within its time

@@ -1,4 +1,4 @@
-// Property-based fuzzing (issue 8) of the pieces that eat hostile input and the WARC writer:
+// Property-based fuzzing of the pieces that eat hostile input and the WARC writer:
 // robots.txt parsing never throws and always lets /robots.txt through; every WARC record we write,
 // whatever the URL, headers and body, reads back whole with warcio and with our own verifier; the
 // shard function (rendezvous over shard keys) is stable, order-independent, balanced by weight,

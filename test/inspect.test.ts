@@ -1,4 +1,4 @@
-// `shardcrawl inspect` on a real test crawl (issue 9): a small simweb world, one node with a tiny
+// `shardcrawl inspect` on a real test crawl: a small simweb world, one node with a tiny
 // per-host queue cap (so links are shed), --scope hosts (so cross-host links are out of scope) and
 // robots.txt rules on every host. Ground truth comes from simweb's World (the links of every
 // fetched page, the expected set of in-scope robots-allowed URLs) and the page log, never from

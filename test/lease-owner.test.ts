@@ -1,4 +1,4 @@
-// Lease ownership (issue 8), real processes: SIGKILL a fetcher in the middle of a crawl of slow
+// Lease ownership, real processes: SIGKILL a fetcher in the middle of a crawl of slow
 // hosts. The supervisor returns exactly that fetcher's leases at once -- long before any of them
 // would expire -- the crawl completes with nothing lost, and the URLs fetched twice are at most
 // the leases the dead fetcher held.

@@ -232,7 +232,7 @@ describe("observing a crawl: metrics, status page, cluster page", () => {
     expect(used.size).toBeGreaterThan(20);
     expect([...used].filter((n) => !exported.has(n)), "dashboard metrics the node does not export").toEqual([]);
 
-    // A node stopped by a signal exits gracefully with the documented code (README "Exit codes").
+    // A node stopped by a signal exits gracefully with the documented code (docs/crawling.md "Exit codes").
     process.kill(-node.pid!, "SIGTERM");
     expect(await nodeExit).toBe(EXIT_CODES.signal);
   }, 120_000);

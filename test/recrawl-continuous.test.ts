@@ -1,4 +1,4 @@
-// Continuous mode end to end (issue 7): a real node (supervisor, fetcher, parser, Redis) runs with
+// Continuous mode end to end: a real node (supervisor, fetcher, parser, Redis) runs with
 // --continuous against simweb on a scaled clock (one simulated hour per real second), whose pages
 // change as Poisson processes, some hosts answering conditional requests with 304. After ~30 s:
 // pages were revisited; revisits of unchanged pages on hosts that keep validators were answered

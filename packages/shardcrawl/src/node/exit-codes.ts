@@ -1,5 +1,5 @@
 // Exit codes of `shardcrawl crawl` and `shardcrawl node`, by why the crawl ended. Scripts rely on
-// them (README "Exit codes"): 75 is sysexits' EX_TEMPFAIL, "try again later", which is what an
+// them (docs/crawling.md "Exit codes"): 75 is sysexits' EX_TEMPFAIL, "try again later", which is what an
 // exhausted upstream quota means -- the frontier is intact and a rerun continues it.
 export type EndReason = "done" | "max-pages" | "signal" | "quota";
 

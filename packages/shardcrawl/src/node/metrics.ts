@@ -3,7 +3,7 @@
 // series carries node="<name>" first. The snapshot comes from Redis (the node's single source of
 // truth for counters, so they survive child restarts and resumed crawls), from /proc (CPU and
 // memory per process) and from the children's IPC reports (event-loop lag).
-// Flow-control pressure (issue 5): queue depth, capacity and age of the oldest item, blocked time,
+// Flow-control pressure: queue depth, capacity and age of the oldest item, blocked time,
 // rejections (dropped, filtered), retries and the retry ratio, shed/spilled/re-admitted counts,
 // in-flight and current limit of the top hosts by pressure, Redis memory against its budget.
 import { admissionTimings, refusalsByFilter } from "../admit/index.js";
@@ -40,7 +40,7 @@ export interface MetricsSnapshot {
   fetchCapacity?: number;
   /** The stage that limits throughput now (node/bottleneck.ts). */
   bottleneck?: { stage: string };
-  /** Continuous mode (issue 7). */
+  /** Continuous mode (--continuous): the re-crawl schedule's families. */
   recrawl?: RecrawlSnapshot;
 }
 

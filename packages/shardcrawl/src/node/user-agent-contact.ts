@@ -6,7 +6,7 @@ import { DEFAULT_USER_AGENT } from "./config.js";
 
 /** What the shipped fleet and compose configs carry until the operator sets a real contact. */
 export const USER_AGENT_PLACEHOLDER = "SET-YOUR-CONTACT";
-/** sysexits' EX_CONFIG: the configuration is refused; see README "Exit codes". */
+/** sysexits' EX_CONFIG: the configuration is refused; see docs/crawling.md "Exit codes". */
 export const EXIT_NO_CONTACT = 78;
 
 export class UserAgentContactError extends Error {

@@ -7,7 +7,7 @@ import { setTimeout as sleep } from "node:timers/promises";
 
 /**
  * Fault injection (tests, drills): SHARDCRAWL_FAULT_SLOW_WRITES_MS=<ms> makes every append wait
- * that long before writing, i.e. storage that is slow. Off unless set; see README "Fault injection".
+ * that long before writing, i.e. storage that is slow. Off unless set; see docs/crawling.md "Fault injection".
  */
 const SLOW_WRITES_MS = Math.max(0, Number(process.env.SHARDCRAWL_FAULT_SLOW_WRITES_MS ?? 0) || 0);
 

@@ -1,4 +1,4 @@
-// The re-crawl model in isolation: freshness arithmetic (against seed 001's table), the change-rate
+// The re-crawl model in isolation: freshness arithmetic (against a worked table of gains at a daily revisit), the change-rate
 // estimator on synthetic Poisson histories, the Lagrangian optimum, value tiers, costs, validator
 // verdicts and the budgeted scheduler (budget, politeness, reserves, not chasing fast pages).
 import fc from "fast-check";
@@ -21,7 +21,7 @@ function simulateHistory(rate: number, visits: number, meanInterval: number, ran
 }
 
 describe("freshness arithmetic", () => {
-  it("reproduces seed 001's table: freshness bought by one visit at a daily revisit", () => {
+  it("reproduces the worked table: freshness bought by one visit at a daily revisit", () => {
     const table: Array<[number, number]> = [[96, 0.010], [24, 0.042], [4, 0.241], [1, 0.400], [1 / 7, 0.124], [1 / 30, 0.032], [1 / 365, 0.003]];
     for (const [rate, gain] of table) expect(freshnessGain(rate, 1, 1)).toBeCloseTo(gain, 3);
   });

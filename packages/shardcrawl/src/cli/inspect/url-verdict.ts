@@ -9,7 +9,7 @@ import type { LeaseInfo, QueuedAt, ScopeVerdict, ShedEntry } from "./frontier-re
 
 export type UrlStatus = "fetched" | "failed" | "leased" | "parsing" | "queued" | "refused" | "shed" | "seen" | "not-seen" | "other-node";
 
-/** The documented exit code of `shardcrawl inspect url` for each status (README "Inspecting a crawl"). */
+/** The documented exit code of `shardcrawl inspect url` for each status (docs/inspect.md). */
 export const URL_EXIT_CODES: Record<UrlStatus, number> = {
   fetched: 0, leased: 3, parsing: 3, queued: 3, refused: 4, shed: 5, failed: 6, seen: 7, "not-seen": 8, "other-node": 9,
 };

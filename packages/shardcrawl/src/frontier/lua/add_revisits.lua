@@ -1,4 +1,4 @@
--- add_revisits.lua: continuous mode (issue 7): puts URLs the node already fetched back into their
+-- add_revisits.lua: continuous mode (--continuous): puts URLs the node already fetched back into their
 -- host queues for a planned revisit, as ONE step. Unlike add_links it does NOT test the seen
 -- filter (these URLs are in it by definition) and applies no queue caps (the re-crawl scheduler's
 -- budget bounds how many it plans per cycle). The URLs go through the same host queues, ready

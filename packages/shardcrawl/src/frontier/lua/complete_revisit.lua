@@ -1,4 +1,4 @@
--- complete_revisit.lua: continuous mode (issue 7): completes a lease at now (the END of the
+-- complete_revisit.lua: continuous mode (--continuous): completes a lease at now (the END of the
 -- response) whose revisit was answered 304 Not Modified: there is no body to parse, so nothing
 -- goes to the parse queue; the fetch is counted (fetched, notModified) and the host's politeness
 -- clock and flow-control feedback are applied exactly as for a page. Prepended with lib.lua.

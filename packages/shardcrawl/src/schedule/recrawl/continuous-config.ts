@@ -1,4 +1,4 @@
-// Continuous mode (issue 7): the node keeps every fetched page in a re-crawl schedule and spends a
+// Continuous mode (--continuous): the node keeps every fetched page in a re-crawl schedule and spends a
 // budget on revisits (schedule/recrawl/). This module holds its part of the node config, the
 // flags that fill it, and the loading of the value-rules and content-rules files, so the shared
 // config.ts and flags.ts only carry one field and one call each.

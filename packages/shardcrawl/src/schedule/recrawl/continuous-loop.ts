@@ -1,4 +1,4 @@
-// Continuous mode, supervisor side (issue 7): the node's RecrawlScheduler. It learns from the
+// Continuous mode, supervisor side: the node's RecrawlScheduler. It learns from the
 // visit outcomes the fetchers and parsers append to the Redis stream P rv (first visits join the
 // schedule and are charged to the budget; revisits update the change-rate estimates), plans each
 // cycle within the budget, and queues every planned visit into the frontier when its time comes

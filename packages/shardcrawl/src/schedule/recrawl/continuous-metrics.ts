@@ -1,4 +1,4 @@
-// Prometheus families of continuous mode (issue 7), added to the node's scrape registry: the cost
+// Prometheus families of continuous mode (--continuous), added to the node's scrape registry: the cost
 // per detected change (fetches and bytes, overall and for the top hosts by fetches), the share of
 // fetches that found no change, the 304 share, the model's estimated freshness, validator
 // evidence, planned visits by reason, and the validation sample's report (predicted vs observed

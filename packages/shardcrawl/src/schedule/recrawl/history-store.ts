@@ -40,7 +40,7 @@ export interface RecrawlMetrics {
   unchanged: number;
   notModified: number;
   bytes: number;
-  /** Cost per detected change, the unit that matters (seed 001). */
+  /** Cost per detected change: what a re-crawl budget actually buys. */
   fetchesPerChange: number;
   bytesPerChange: number;
   noChangeShare: number;

@@ -44,7 +44,7 @@ export function frequencyAt(p: OptimumPage, mu: number): number {
 /**
  * What a schedule maximises: "freshness" (time-averaged share of fresh copies, the default) or
  * "changes" (changes captured: every price change or edit matters, so a visit is worth the chance
- * it finds a change, and fast pages deserve MORE visits; seed 001's exception).
+ * it finds a change, and fast pages deserve MORE visits, unlike the freshness optimum).
  */
 export type RecrawlObjective = "freshness" | "changes";
 

@@ -1,4 +1,4 @@
-// Sitemap <lastmod> as a change hint (issue 7, "cheap signals first"): a sitemap lists a site's
+// Sitemap <lastmod> as a change hint (cheap signals before full fetches): a sitemap lists a site's
 // URLs with the time each last changed; a lastmod newer than the copy we hold says the page IS
 // stale, without fetching it. The sitemap protocol is a flat, namespace-free-in-practice list of
 // <url><loc>..</loc><lastmod>..</lastmod></url>; a scan for those two elements is enough and
