@@ -112,7 +112,13 @@
 //   P rm                hash   the same counters for the whole node
 //   P rv                stream visit outcomes (u url, c changed 1/0/-, t time, k cost), capped; the
 //                              re-crawl loop reads it
-//   P rhint             stream change hints from sitemaps (written by parsers, read by the re-crawl loop)
+//   P rhint             stream change hints from sitemaps and feeds (written by parsers, read by the re-crawl loop)
+//   Re-crawl change detectors (schedule/recrawl/continuous-visits.ts writes, continuous-loop.ts reads):
+//   P rlist:<host>      hash   listing item path -> digest of its summary as last read on a listing page
+//   P rlisting          stream listing reads with the items whose summary changed (capped)
+//   P rlists            zset   listing URL -> when it is next read (epoch ms)
+//   P rfeeds            hash   host -> JSON list of its feed URLs
+//   P rcharge           hash   robots -> robots.txt requests not yet charged to the re-crawl budget
 //   Rehoming (queue-handover.ts, lua/rehome_trim.lua) walks P h:<host> and trims P q<tier>:<host>.
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
@@ -181,6 +187,13 @@ export class FrontierKeys {
   get recrawlHostIds(): string { return `${this.prefix}rhid`; }
   get recrawlHosts(): string { return `${this.prefix}rhost`; }
   get recrawlHostCounter(): string { return `${this.prefix}rhostn`; }
+  recrawlListingItems(host: string): string { return `${this.prefix}rlist:${host}`; }
+  get recrawlListingReads(): string { return `${this.prefix}rlisting`; }
+  get recrawlListings(): string { return `${this.prefix}rlists`; }
+  get recrawlFeeds(): string { return `${this.prefix}rfeeds`; }
+  get recrawlCharges(): string { return `${this.prefix}rcharge`; }
+  /** The host-history prefix the re-crawl loop scans (SCAN MATCH <this>*). */
+  get recrawlHistoryPrefix(): string { return `${this.prefix}rh:`; }
   get scopeMode(): string { return `${this.prefix}scope:mode`; }
   get scopeKeys(): string { return `${this.prefix}scope:keys`; }
 }

@@ -206,8 +206,14 @@ describe("add-links atomicity", () => {
 });
 
 describe("lease ownership: a dead fetcher's leases come back at once", () => {
+  // Ownership lists, not host affinity (frontier/affinity.test.ts): any fetcher may lease any host here.
+  const openAnyFetcher = async (opts: FrontierOptions) => {
+    const f = await open(opts);
+    await redis.hset(`${f.keys.prefix}flowcfg`, "affgrace", "0");
+    return f;
+  };
   it("releaseOwner returns exactly that owner's leases, leaves the others in flight, and loses nothing", async () => {
-    const f = await open({ delayMs: 0, leaseTtlMs: 120_000 });
+    const f = await openAnyFetcher({ delayMs: 0, leaseTtlMs: 120_000 });
     const urls = Array.from({ length: 40 }, (_, i) => `https://h${i % 10}.test/p${i}`);
     await f.addLinks(urls.map((u) => link(u)), { now: 0 });
     const a = (await f.lease(4, 1, undefined, "f0.111")).leases;
@@ -238,7 +244,7 @@ describe("lease ownership: a dead fetcher's leases come back at once", () => {
   });
 
   it("leases that expired or were recovered leave the owner's list too", async () => {
-    const f = await open({ delayMs: 0, leaseTtlMs: 1000 });
+    const f = await openAnyFetcher({ delayMs: 0, leaseTtlMs: 1000 });
     await f.addLinks(Array.from({ length: 6 }, (_, i) => link(`https://h${i}.test/`)), { now: 0 });
     expect((await f.lease(3, 1, undefined, "f0.1")).leases).toHaveLength(3);
     expect((await f.lease(3, 1, undefined, "f1.2")).leases).toHaveLength(3);

@@ -15,7 +15,7 @@ import {
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
 } from "./index.js";
 import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
-import type { HostPressure } from "../../frontier/frontier.js";
+import { FrontierKeys, type HostPressure } from "../../frontier/index.js";
 import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
 import { chargesKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
 import { ListingRules } from "./listing-rules.js";
@@ -138,7 +138,7 @@ export class RecrawlLoop {
 
   private async openSchedule(): Promise<boolean> {
     const cycleMs = this.rc.cycleMs;
-    const existed = (await this.redis.exists(`${this.config.prefix}rsched`)) === 1;
+    const existed = (await this.redis.exists(new FrontierKeys(this.config.prefix).recrawlState)) === 1;
     this.scheduler = await RedisRecrawlSchedule.open(this.redis, this.config.prefix, {
       budgetPerDay: budgetPerDay(this.rc).perDay,
       cycleMs,
@@ -197,7 +197,7 @@ export class RecrawlLoop {
   private async restore(): Promise<void> {
     const existed = await this.openSchedule();
     const last = async (key: string) => ((await this.redis.xrevrange(key, "+", "-", "COUNT", 1))[0]?.[0]) ?? "0";
-    this.lastOutcomeId = (await this.scheduler.getMark("rv")) ?? (await last(`${this.config.prefix}rv`));
+    this.lastOutcomeId = (await this.scheduler.getMark("rv")) ?? (await last(new FrontierKeys(this.config.prefix).recrawlOutcomes));
     this.lastHintId = (await this.scheduler.getMark("rhint")) ?? (await last(hintStreamKey(this.config.prefix)));
     this.lastListingId = (await this.scheduler.getMark("rlisting")) ?? (await last(listingStreamKey(this.config.prefix)));
     if (!existed) await this.indexOldHistories();
@@ -209,7 +209,7 @@ export class RecrawlLoop {
   private async indexOldHistories(): Promise<void> {
     const now = Date.now();
     const batch: Array<{ url: string; atMs: number; changed: null }> = [];
-    const prefix = `${this.config.prefix}rh:`;
+    const prefix = new FrontierKeys(this.config.prefix).recrawlHistoryPrefix;
     let cursor = "0";
     let n = 0;
     do {
@@ -392,7 +392,7 @@ export class RecrawlLoop {
   }
 
   private listingsKey(): string {
-    return `${this.config.prefix}rlists`;
+    return new FrontierKeys(this.config.prefix).recrawlListings;
   }
 
   /**

@@ -1,9 +1,10 @@
-// Continuous mode (issue 7), what fetchers and parsers do per visit. A URL with a stored copy in the re-crawl history is a
+// Continuous mode: what fetchers and parsers do per visit. A URL with a stored copy in the re-crawl history is a
 // revisit, so it is fetched conditionally (If-None-Match / If-Modified-Since, unless its host is
 // known to ignore validators); a 304 answer is recorded in the history here and never reaches
 // the parse queue; a parsed 2xx page is recorded by its parser (content digest under the
 // content rules) before the page is acknowledged. Verdicts come from the node-wide validator counters in Redis and are cached
 // per host for a short while (they change slowly; a cache hit saves a round trip per fetch).
+import { FrontierKeys } from "../../frontier/index.js";
 import type { Redis } from "ioredis";
 import type { FetchSuccess } from "../../fetch/http-client.js";
 import type { FetchedPage } from "../../shared/types.js";
@@ -25,15 +26,15 @@ const MAX_SITEMAP_BYTES = 16 * 1024 * 1024;
  * Redis stream of hints from sitemaps, sitemap indexes and feeds: fields s (document URL), k (kind:
  * sitemap, index, feed), h (JSON [[url, date ms or 0], ...]; an index's child sitemaps with 0).
  */
-export const hintStreamKey = (prefix: string) => `${prefix}rhint`;
+export const hintStreamKey = (prefix: string) => new FrontierKeys(prefix).recrawlHints;
 /** Redis stream of listing reads: fields u (listing URL), c (JSON changed item URLs), n (new items), i (items). */
-export const listingStreamKey = (prefix: string) => `${prefix}rlisting`;
+export const listingStreamKey = (prefix: string) => new FrontierKeys(prefix).recrawlListingReads;
 /** Hash per host: item path+query -> 8-byte digest of its summary on the listing last read. */
-export const listingItemsKey = (prefix: string, host: string) => `${prefix}rlist:${host}`;
+export const listingItemsKey = (prefix: string, host: string) => new FrontierKeys(prefix).recrawlListingItems(host);
 /** Hash: host -> JSON list of the feed URLs its pages announce. */
-export const feedsKey = (prefix: string) => `${prefix}rfeeds`;
+export const feedsKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeeds;
 /** Hash of fetches made outside the schedule, to be charged to the budget (field robots). */
-export const chargesKey = (prefix: string) => `${prefix}rcharge`;
+export const chargesKey = (prefix: string) => new FrontierKeys(prefix).recrawlCharges;
 /** Listing reads kept in their stream until the loop reads them. */
 const LISTING_STREAM_CAP = 10_000;
 /** Pages per host (per process) searched for feed links; a site announces its feeds everywhere or nowhere. */

@@ -307,7 +307,7 @@ export class RedisRecrawlSchedule {
       } catch {
         continue;
       }
-      const raw = await this.redis.hgetBuffer(`${this.keys.prefix}rh:${parts.host}`, parts.field);
+      const raw = await this.redis.hgetBuffer(this.keys.recrawlHistory(parts.host), parts.field);
       if (!raw) continue;
       let rec: UrlHistory;
       try {
@@ -485,7 +485,7 @@ export class RedisRecrawlSchedule {
    * (a few hosts, a few pages each): a whole-schedule mean would read every page.
    */
   async estimatedFreshness(nowMs: number, weighted = false, hosts = 20, perHost = 10): Promise<number> {
-    const picks = (await this.redis.hrandfield(`${this.keys.prefix}rhost`, hosts, "WITHVALUES")) as string[];
+    const picks = (await this.redis.hrandfield(this.keys.recrawlHosts, hosts, "WITHVALUES")) as string[];
     let sum = 0;
     let w = 0;
     for (let i = 0; i + 1 < picks.length; i += 2) {
@@ -493,7 +493,7 @@ export class RedisRecrawlSchedule {
       const tab = hv.indexOf("\t");
       const host = hv.slice(0, tab);
       const origin = hv.slice(tab + 1);
-      const flat = (await this.redis.hrandfieldBuffer(`${this.keys.prefix}rh:${host}`, perHost, "WITHVALUES")) as Buffer[];
+      const flat = (await this.redis.hrandfieldBuffer(this.keys.recrawlHistory(host), perHost, "WITHVALUES")) as Buffer[];
       for (let j = 0; j + 1 < flat.length; j += 2) {
         let rec: UrlHistory;
         try {

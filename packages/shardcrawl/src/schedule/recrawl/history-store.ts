@@ -4,7 +4,7 @@
 // A visit is recorded by frontier/lua/record_visit.lua: record + per-host and node metrics in one
 // step, compare-and-set on the last-visit stamp.
 import type { Redis } from "ioredis";
-import { Scripts } from "../../frontier/index.js";
+import { FrontierKeys, Scripts } from "../../frontier/index.js";
 import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
 import { casStamp, decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
@@ -68,21 +68,24 @@ function splitUrl(url: string): { host: string; field: string } {
 
 export class RecrawlHistoryStore {
   private readonly scripts: Scripts;
+  private readonly names: FrontierKeys;
   /**
    * `outcomeStreamCap` > 0 also appends every recorded visit (url, changed, time) to the capped
    * stream P rv, from which the node's scheduler learns (see docs/recrawl.md).
    */
   constructor(private readonly redis: Redis, private readonly prefix = "", private readonly outcomeStreamCap = 0) {
     this.scripts = new Scripts(redis);
+    this.names = new FrontierKeys(prefix);
   }
 
   private keys(host: string): [string, string, string, string] {
-    return [`${this.prefix}rh:${host}`, `${this.prefix}rm:${host}`, `${this.prefix}rm`, `${this.prefix}rv`];
+    const k = this.names;
+    return [k.recrawlHistory(host), k.recrawlHostMetrics(host), k.recrawlMetrics, k.recrawlOutcomes];
   }
 
   /** Visit outcomes after stream id `afterId` ("0" = from the start), oldest first. */
   async outcomes(afterId = "0", count = 1000): Promise<VisitOutcome[]> {
-    const rows = await this.redis.xrange(`${this.prefix}rv`, `(${afterId}`, "+", "COUNT", count);
+    const rows = await this.redis.xrange(this.names.recrawlOutcomes, `(${afterId}`, "+", "COUNT", count);
     return rows.map(([id, f]) => {
       const m = new Map<string, string>();
       for (let i = 0; i + 1 < f.length; i += 2) m.set(f[i] as string, f[i + 1] as string);
