@@ -3,9 +3,9 @@
 // - frontier/ owns the node's Redis state: from outside, it is entered through frontier/index.ts
 //   (or frontier/hashing.ts, its Redis-free part for parser threads), never a file behind it.
 // - stages import downward only: the stages below node/ (url, fetch, store, frontier, schedule,
-//   shard, parse, shared) never import node/ (process wiring) or cli/ (commands).
+//   shard, parse, admit, shared) never import node/ (process wiring) or cli/ (commands).
 const SRC = "packages/shardcrawl/src";
-const LOWER = ["url", "fetch", "store", "schedule", "shard", "parse", "shared"];
+const LOWER = ["url", "fetch", "store", "schedule", "shard", "parse", "admit", "shared"];
 
 const frontierEntry = {
   group: ["**/frontier/*", "!**/frontier/index.js", "!**/frontier/hashing.js"],

@@ -54,14 +54,18 @@ let token = "";
 async function statusOf(n) {
   try {
     const r = await fetch(`http://127.0.0.1:${n.port}/status`, { headers: { authorization: `Bearer ${token}` }, signal: AbortSignal.timeout(3000) });
-    return r.ok ? (await r.json()).stats : null;
+    if (!r.ok) return null;
+    const body = await r.json();
+    // URLs of hosts waiting out a robots.txt outage stay queued by design (the node tries again on
+    // its back-off); they are not work the crawl can finish.
+    return { ...body.stats, robotsWaitingUrls: body.robotsWaiting?.urls ?? 0 };
   } catch {
     return null;
   }
 }
 const allStatus = () => Promise.all(nodes.map(statusOf));
 const total = (ss) => ss.reduce((a, s) => a + (s?.fetched ?? 0), 0);
-const idle = (s) => s && s.queued === 0 && s.leases === 0 && s.parseQueue === 0 && s.parseInFlight === 0;
+const idle = (s) => s && s.queued - s.robotsWaitingUrls === 0 && s.leases === 0 && s.parseQueue === 0 && s.parseInFlight === 0;
 /** Bytes of WARC output per node, from the named volumes. */
 async function warcBytes() {
   const text = await inTools(nodes.map((n) => `du -sb /data/${n.name}/warc 2>/dev/null | cut -f1 || echo 0`).join("; "));

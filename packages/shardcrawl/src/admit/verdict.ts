@@ -2,7 +2,7 @@
 // filters, shard routing), atomically in Lua (host page budget, hosts per domain) or at fetch time
 // (robots.txt, Crawl-delay): undefined admits the URL here, a Refusal names the filter that said no.
 
-/** Filter names, in the order the chain applies them (admit/chain-order.ts). */
+/** Filter names, in the order the chain applies them (admit/build-chain.ts). */
 export type FilterName =
   | "scope"
   | "exclusions"

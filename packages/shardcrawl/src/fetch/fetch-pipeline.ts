@@ -45,7 +45,7 @@ export interface FetchPipelineDeps {
   http: { fetch(url: string, init?: FetchInit): Promise<FetchOutcome>; addressOf(url: string): Promise<string | undefined> };
   /** --ip-concurrency: a slot of the lease's address, "full", or null when not limited. */
   ipSlot(lease: Lease): Promise<{ release(): Promise<unknown> } | "full" | null>;
-  /** Continuous mode: conditional request headers and 304s (node/recrawl-visits.ts). */
+  /** Continuous mode: conditional request headers and 304s (schedule/recrawl/continuous-visits.ts). */
   revisits?: { headersFor(url: string, host: string): Promise<Record<string, string>>; recordNotModified(res: FetchSuccess): Promise<boolean>; chargeRobots(): Promise<unknown> } | undefined;
   spool: { complete(lease: Lease, end: number, page: Omit<FetchedPage, "body">, body: Buffer | readonly Buffer[], feedback: Feedback): Promise<void> };
   pageLog: { append(line: PageLogLine): Promise<void> };

@@ -26,6 +26,10 @@
 //                              "<seq>@<owner>" when a named owner (a fetcher process) took it
 //   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
+//   P aff               hash   host affinity (lease.lua): fetcher slot -> its last lease call (epoch ms); slots
+//                              silent for 60 s drop out of the live list
+//   P affv              string version of the live slot list; P h:<host> / P d:<domain> cache their
+//                              rendezvous owner in fields ao (slot) and av (the version it was computed at)
 //   P bf:params         string JSON Bloom parameters {m,k,segmentBits,seed,scheme,probe}, set once
 //   P bf:<i>            string Bloom bits [i*segmentBits, (i+1)*segmentBits), allocated on init (stage 0)
 //   P bf:plan           string the growing filter's stages, "m,k,n;..." (bloom.ts bloomStages), set once

@@ -46,6 +46,10 @@ async function main(): Promise<void> {
     ...(config.fromHeader ? { from: config.fromHeader } : {}),
     connectTo: config.connectTo,
     resolve: config.resolve,
+    // A name without an address is remembered no longer than the robots.txt step waits before it
+    // confirms an NXDOMAIN (robots-step.ts): with host affinity the same fetcher makes both lookups,
+    // and the confirmation must ask the DNS server again, not this cache.
+    dnsNegativeTtlMs: Math.min(60_000, config.robotsBackoffBaseMs),
     allowPrivate: config.allowPrivate,
     caFile: config.caFile,
     ...(config.dnsServers.length > 0 ? { dnsLookup: dnsServerLookup(config.dnsServers, config.timeouts.connectMs) } : {}),

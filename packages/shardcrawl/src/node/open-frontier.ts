@@ -245,10 +245,15 @@ export class NodeFrontier {
   /** False when the page was no longer ours (recovered and handed to another consumer). */
   async ackPage(consumer: string, id: string, links: HashedLink[], opts: { error: string | null }): Promise<boolean> {
     const cache = this.seenCache();
-    const send = cache.unknown(links);
+    // The site owners' opt-out list, as for seeds and inbox links (Frontier.addLinks): a parsed link
+    // to an excluded site is refused here, not queued to be refused at lease time.
+    const excluded = await this.frontier.exclusions.current();
+    const allowed = excluded.size > 0 ? links.filter((l) => excluded.match(l.url, l.host) === undefined) : links;
+    const send = cache.unknown(allowed);
     const r = await this.frontier.parse.ack(consumer, id, send, opts.error ? { parseError: opts.error } : {});
     if (!r.acked) return false;
-    this.seenCachedUncounted += links.length - send.length;
+    if (allowed.length < links.length) await this.count("excluded:refused", links.length - allowed.length);
+    this.seenCachedUncounted += allowed.length - send.length;
     // Every link sent is now in the filter unless some were refused for want of room (bits left
     // clear, and the script does not say which): a batch with refusals is not remembered.
     if (r.dropped === 0) for (const url of r.sentUrls) cache.remember(url);
