@@ -340,6 +340,12 @@ export class Frontier {
     return [this.keys.prefix, epochMs(now), this.delayMs, this.hostConcurrency];
   }
 
+  /** The links the site owners' opt-out list allows (callers count the refused as stats "excluded:refused"). */
+  async withoutExcluded<T extends { url: string; host: string }>(links: readonly T[]): Promise<readonly T[]> {
+    const excluded = await this.exclusions.current();
+    return excluded.size === 0 ? links : links.filter((l) => excluded.match(l.url, l.host) === undefined);
+  }
+
   /**
    * Adds seeds or discovered links: Bloom test-and-set, then new ones go to the tail of their
    * host/tier queue and the host joins the ready schedule if it has a free slot. One script call
@@ -348,15 +354,12 @@ export class Frontier {
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
     const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
-    // The site owners' opt-out list refuses links, redirects, seeds and inbox URLs alike (all come here).
-    const excluded = await this.exclusions.current();
-    if (excluded.size > 0) {
-      const kept = links.filter((l) => excluded.match(l.url, l.host) === undefined);
-      if (kept.length < links.length) {
-        result.excluded = links.length - kept.length;
-        await this.redis.hincrby(this.keys.stats, "excluded:refused", result.excluded);
-        links = kept;
-      }
+    // The site owners' opt-out list refuses seeds, redirects and inbox URLs here (parsed links at ack).
+    const kept = await this.withoutExcluded(links);
+    if (kept.length < links.length) {
+      result.excluded = links.length - kept.length;
+      await this.redis.hincrby(this.keys.stats, "excluded:refused", result.excluded);
+      links = kept;
     }
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
       const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);

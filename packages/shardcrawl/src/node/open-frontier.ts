@@ -247,8 +247,7 @@ export class NodeFrontier {
     const cache = this.seenCache();
     // The site owners' opt-out list, as for seeds and inbox links (Frontier.addLinks): a parsed link
     // to an excluded site is refused here, not queued to be refused at lease time.
-    const excluded = await this.frontier.exclusions.current();
-    const allowed = excluded.size > 0 ? links.filter((l) => excluded.match(l.url, l.host) === undefined) : links;
+    const allowed = await this.frontier.withoutExcluded(links);
     const send = cache.unknown(allowed);
     const r = await this.frontier.parse.ack(consumer, id, send, opts.error ? { parseError: opts.error } : {});
     if (!r.acked) return false;
