@@ -9,8 +9,7 @@
 //  - /robots.txt itself is always allowed (RFC 9309 2.2.2);
 //  - Crawl-delay is not in the RFC; we accept non-negative numbers only, never shorten them, and
 //    report one above the maximum (crawlDelayTooLong: the host is skipped).
-import type { Transform } from "node:stream";
-import { createBrotliDecompress, createGunzip, createInflate, constants as zlib } from "node:zlib";
+import { decodeContent } from "../shared/content-decoding.js";
 import type { FetchErrorClass } from "../shared/types.js";
 import type { FetchInit, FetchOutcome } from "./http-client.js";
 import { crawlDelayFor, groupsFor, parseRobotsTxt, type RobotsRule } from "./robots-rules.js";
@@ -139,7 +138,7 @@ export async function fetchRobots(
     }
     let text: string;
     try {
-      text = await robotsText(res.body, header(res.headers, "content-encoding"), res.truncated === "length");
+      text = robotsText(res.body, header(res.headers, "content-encoding"), res.truncated === "length");
     } catch (err) {
       return unreachable(redirects, "decode-error", err instanceof Error ? err.message : String(err), status);
     }
@@ -336,68 +335,18 @@ function clamp(value: number, min: number, max: number): number {
   return Math.min(Math.max(value, min), max);
 }
 
-/** Retry-After as delay-seconds or an HTTP date; undefined when absent or unreadable. */
 /**
  * The robots.txt text: content-encoding removed (the client keeps bytes as received), at most
  * ROBOTS_MAX_BYTES decoded, and when the file was cut, the cut last line dropped so a partial
  * rule ("Disallow: /pri" of "/private") is never applied.
  */
-async function robotsText(body: Buffer, contentEncoding: string | undefined, wireCut: boolean): Promise<string> {
-  const { bytes, cut } = await decodeCapped(body, (contentEncoding ?? "").trim().toLowerCase(), ROBOTS_MAX_BYTES);
-  let text = new TextDecoder("utf-8").decode(bytes);
-  if (wireCut || cut) {
+function robotsText(body: Buffer, contentEncoding: string | undefined, wireCut: boolean): string {
+  const decoded = decodeContent(body, contentEncoding === undefined ? [] : [contentEncoding], { maxBytes: ROBOTS_MAX_BYTES, overCap: "truncate" });
+  if (!decoded.ok) throw new Error(`cannot decode robots.txt: ${decoded.detail}`);
+  let text = new TextDecoder("utf-8").decode(decoded.body);
+  if (wireCut || decoded.cut) {
     const lastBreak = Math.max(text.lastIndexOf("\n"), text.lastIndexOf("\r"));
     text = lastBreak === -1 ? "" : text.slice(0, lastBreak + 1);
   }
   return text;
-}
-
-function decoderFor(encoding: string): Transform | null | undefined {
-  switch (encoding) {
-    case "":
-    case "identity":
-      return null;
-    case "gzip":
-    case "x-gzip":
-      return createGunzip({ finishFlush: zlib.Z_SYNC_FLUSH });
-    case "deflate":
-      return createInflate({ finishFlush: zlib.Z_SYNC_FLUSH });
-    case "br":
-      return createBrotliDecompress({ finishFlush: zlib.BROTLI_OPERATION_FLUSH });
-    default:
-      return undefined;
-  }
-}
-
-/** Decodes at most `cap` bytes; stops the decompressor as soon as the cap is passed (no bombs). */
-function decodeCapped(body: Buffer, encoding: string, cap: number): Promise<{ bytes: Buffer; cut: boolean }> {
-  const decoder = decoderFor(encoding);
-  if (decoder === undefined) return Promise.reject(new Error(`unsupported content-encoding "${encoding}"`));
-  if (decoder === null) return Promise.resolve({ bytes: body.subarray(0, cap), cut: body.length > cap });
-  return new Promise((resolve, reject) => {
-    const parts: Buffer[] = [];
-    let size = 0;
-    let done = false;
-    const finish = (cut: boolean) => {
-      if (done) return;
-      done = true;
-      decoder.destroy();
-      resolve({ bytes: Buffer.concat(parts, size).subarray(0, cap), cut });
-    };
-    decoder.on("data", (chunk: Buffer) => {
-      parts.push(chunk);
-      size += chunk.length;
-      if (size > cap) finish(true);
-    });
-    decoder.on("end", () => finish(false));
-    decoder.on("error", (err: Error) => {
-      // Damaged input after some good output: keep the good part, treat it as cut.
-      if (size > 0) finish(true);
-      else if (!done) {
-        done = true;
-        reject(new Error(`cannot decode ${encoding} body: ${err.message}`));
-      }
-    });
-    decoder.end(body);
-  });
 }
