@@ -4,7 +4,8 @@
 import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { Logger } from "pino";
-import { CONFIG_ENV, type NodeConfig } from "./config.js";
+import { CONFIG_ENV } from "./config-env.js";
+import type { NodeConfig } from "./config.js";
 import type { ChildMessage } from "./children.js";
 import { logFileName, openNodeLogger, type NodeLogger } from "./node-logger.js";
 

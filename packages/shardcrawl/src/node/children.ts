@@ -2,7 +2,8 @@
 // Children exit on their own when the IPC channel closes, so a killed supervisor leaves no orphans
 // that keep crawling.
 import { fork, type ChildProcess } from "node:child_process";
-import { CONFIG_ENV, type NodeConfig } from "./config.js";
+import { CONFIG_ENV } from "./config-env.js";
+import type { NodeConfig } from "./config.js";
 
 export type ChildRole = "fetcher" | "parser";
 

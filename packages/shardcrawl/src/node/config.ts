@@ -72,6 +72,4 @@ export function validateConfig(c: NodeConfig): string[] {
   return errors;
 }
 
-export const CONFIG_ENV = "SHARDCRAWL_CONFIG";
-
 export { DERIVATIVES, type Derivative } from "./config-schema.js";

@@ -134,7 +134,7 @@ function decoderFor(data: Buffer, coding: Coding, maxOutputLength: number): Deco
  * output it had made when it hit the cap, and only files that are damaged or over the cap get here.
  */
 function longestDecodablePrefix(data: Buffer, decode: Decoder, maxBytes: number): Buffer {
-  let best = Buffer.alloc(0);
+  let best: Buffer = Buffer.alloc(0);
   let lo = 1; // lengths below lo are known to decode
   let hi = data.length - 1; // the whole input is known not to
   while (lo <= hi) {
