@@ -15,12 +15,41 @@ export interface DeferredReport {
   list: Array<{ host: string; origin: string; urls: number; nextTry: string; since: string; tries: number; lastError: string }>;
 }
 
+/** Hosts waiting out a robots.txt outage, and the URLs queued for them. */
+export interface RobotsWaiting {
+  hosts: number;
+  urls: number;
+}
+
+/** How old the waiting count shown on /status may be (counting reads every waiting host's queue). */
+const WAITING_MAX_AGE_MS = 5_000;
+
 export class DeferredEndWatch {
   /** When the only work left became waiting hosts (reset by any progress). */
   private since: number | undefined;
   private progressMark = -1;
+  private counted: RobotsWaiting = { hosts: 0, urls: 0 };
+  private countedAt = -Infinity;
 
   constructor(private readonly outages: RobotsOutages, private readonly maxWaitMs: number) {}
+
+  /** The waiting hosts and their URLs as last counted (by refresh or by the end check). */
+  get waiting(): RobotsWaiting {
+    return this.counted;
+  }
+
+  /**
+   * Counts the waiting hosts and their queued URLs again when the last count is older than
+   * `maxAgeMs`. A long-lived node is drained when every queued URL is one of theirs (/status).
+   */
+  async refresh(queued: number, now: number, maxAgeMs = WAITING_MAX_AGE_MS): Promise<RobotsWaiting> {
+    if (now - this.countedAt < maxAgeMs) return this.counted;
+    const hosts = queued > 0 ? await this.outages.count() : 0;
+    const urls = hosts > 0 ? await this.outages.queuedUrls() : 0;
+    this.counted = { hosts, urls };
+    this.countedAt = now;
+    return this.counted;
+  }
 
   /**
    * True when the crawl should end now: nothing leased or being parsed, every queued URL belongs
@@ -40,7 +69,8 @@ export class DeferredEndWatch {
     }
     // A robots.txt try in flight is a lease: not drained, but not progress either (keep `since`).
     if (s.leases > 0 || s.parseQueue > 0 || s.parseInFlight > 0) return false;
-    if ((await this.outages.queuedUrls()) < s.queued) {
+    // Counted now, not as last counted: URLs queued since for other hosts must keep the crawl going.
+    if ((await this.refresh(s.queued, now, 0)).urls < s.queued) {
       this.since = undefined;
       return false;
     }

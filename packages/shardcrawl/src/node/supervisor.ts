@@ -166,15 +166,15 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // pages/s over the last ~10 s; disk use measured only when /status is asked, at most every 10 s.
   const rate = { t: Date.now(), fetched: lastStats.fetched, perSecond: 0 };
   const disk = cachedDiskUsage(config.out, 10_000);
-  // Hosts waiting out a robots.txt outage hold their URLs queued: a long-lived node is drained
-  // when every queued URL is one of theirs (refreshed at most every 5 s).
-  const robotsWaiting = { hosts: 0, urls: 0, at: 0 };
+  // Hosts waiting out a robots.txt outage hold their URLs queued: counted by the watch that ends a
+  // crawl whose only work left is theirs, and shown on /status.
+  const deferWatch = new DeferredEndWatch(frontier.outages, config.maxDeferWaitMs);
   const status: StatusServer = await startStatusServer(config, () => ({
     node: config.nodeName, stats: lastStats, pagesPerSecond: rate.perSecond, disk: disk(), children: children.pids(), startedAt,
     ...(config.queueSizing ? { queueSizing: config.queueSizing } : {}),
     ...(config.shard ? { shard: { self: config.shard.self, nodes: config.shard.nodes.length, key: config.shard.key } } : {}),
     restarts: children.restarts, ...observer.extras(),
-    robotsWaiting: { hosts: robotsWaiting.hosts, urls: robotsWaiting.urls },
+    robotsWaiting: deferWatch.waiting,
     ...(recrawl ? { recrawl: recrawl.snapshot() } : {}),
   }), () => observer.samples());
   opts.onListening?.(status.port);
@@ -207,7 +207,6 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // The loop: reap, sample, decide. Done = nothing queued, leased, or waiting to be parsed.
   let idleChecks = 0;
   let lastInboxCheck = Date.now();
-  const deferWatch = new DeferredEndWatch(frontier.outages, config.maxDeferWaitMs);
   for (;;) {
     await new Promise((r) => setTimeout(r, 500));
     await frontier.reap(Date.now());
@@ -221,11 +220,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     lastStats = await frontier.stats();
     observer.update(lastStats);
     const now = Date.now();
-    if (now - robotsWaiting.at >= 5_000) {
-      robotsWaiting.at = now;
-      robotsWaiting.hosts = lastStats.queued > 0 ? await frontier.outages.count() : 0;
-      robotsWaiting.urls = robotsWaiting.hosts > 0 ? await frontier.outages.queuedUrls() : 0;
-    }
+    await deferWatch.refresh(lastStats.queued, now);
     if (now - rate.t >= 10_000) {
       rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
       rate.t = now;
