@@ -310,7 +310,12 @@ export class NodeFrontier {
     return this.frontier.hostPressure(topN);
   }
 
-  async stats(): Promise<NodeStats> {
+  /**
+   * The node's counters and queue sizes, with the flow-control pressure. The pressure's top hosts,
+   * Redis memory and seen-filter figures take ~10 Redis calls: given `earlier`, those are kept
+   * from it and only its flags (quota stop, disk full, governor cap) are read again.
+   */
+  async stats(earlier?: NodePressure): Promise<NodeStats> {
     const s: FrontierStats = await this.frontier.stats();
     const c = s.counters;
     return {
@@ -330,7 +335,18 @@ export class NodeFrontier {
       parseQueue: s.parseQueue,
       parseInFlight: s.parseInFlight,
       counters: c,
-      pressure: await this.pressure(),
+      pressure: earlier ? await this.withFreshFlags(earlier) : await this.pressure(),
+    };
+  }
+
+  private async withFreshFlags(earlier: NodePressure): Promise<NodePressure> {
+    const { totalCap: _t, stopped: _s, diskFull: _d, ...kept } = earlier;
+    const flow = await this.frontier.flowState();
+    return {
+      ...kept,
+      ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}),
+      ...(flow.stop !== undefined ? { stopped: flow.stop } : {}),
+      ...(flow.diskFull !== undefined ? { diskFull: flow.diskFull } : {}),
     };
   }
 

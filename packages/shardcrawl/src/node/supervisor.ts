@@ -34,6 +34,8 @@ import { FileShipper } from "./file-shipper.js";
 
 /** At the end of a crawl, shipping of the last closed files is waited for this long. */
 const SHIP_DRAIN_MS = 10 * 60_000;
+/** How often the loop reads the whole flow-control pressure (~10 Redis calls): as often as the observer samples. */
+const PRESSURE_EVERY_MS = 2_000;
 
 export interface CrawlSummary {
   node: string;
@@ -163,6 +165,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   const recrawl = config.recrawl ? await RecrawlLoop.start(redis, frontier, config, say) : undefined;
 
   let lastStats: NodeStats = await frontier.stats();
+  let pressureAt = Date.now();
   // pages/s over the last ~10 s; disk use measured only when /status is asked, at most every 10 s.
   const rate = { t: Date.now(), fetched: lastStats.fetched, perSecond: 0 };
   const disk = cachedDiskUsage(config.out, 10_000);
@@ -217,9 +220,12 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
       // Ingest while running: a bad file is reported and left in the inbox, never fatal.
       await ingestInbox(ingestCtx, config.out, ingestReport).catch((err: unknown) => say(`inbox ingest failed: ${(err as Error).message}`));
     }
-    lastStats = await frontier.stats();
-    observer.update(lastStats);
     const now = Date.now();
+    // The full pressure as often as the observer samples it; its stop and disk flags every turn.
+    const freshPressure = now - pressureAt >= PRESSURE_EVERY_MS;
+    lastStats = await frontier.stats(freshPressure ? undefined : lastStats.pressure);
+    if (freshPressure) pressureAt = now;
+    observer.update(lastStats);
     await deferWatch.refresh(lastStats.queued, now);
     if (now - rate.t >= 10_000) {
       rate.perSecond = (lastStats.fetched - rate.fetched) / ((now - rate.t) / 1000);
