@@ -3,7 +3,7 @@
 // digest uses the same form over the UTF-8 bytes of the extracted visible text, so a re-crawl can
 // tell "content changed" apart from "markup, ads or tracking ids changed".
 
-import { createHash } from "node:crypto";
+import { hash } from "node:crypto";
 import { base32 } from "../store/digest.js";
 
 // One RFC 4648 base32 codec for the crawler: the WARC writer's (store/digest.ts).
@@ -11,10 +11,8 @@ export { base32 as base32Encode } from "../store/digest.js";
 
 /** "sha1:<BASE32>" of the bytes (or of the UTF-8 encoding of a string). */
 export function sha1Base32(data: Uint8Array | string): string {
-  const hash = createHash("sha1");
-  if (typeof data === "string") hash.update(data, "utf8");
-  else hash.update(data);
-  return "sha1:" + base32(hash.digest());
+  // One-shot digest (strings as UTF-8): no Hash object per call.
+  return "sha1:" + base32(hash("sha1", data, "buffer"));
 }
 
 /** WARC-Payload-Digest of a response body exactly as received on the wire. */

@@ -169,6 +169,18 @@ function collapseWhitespace(s: string): string {
   return s.replace(WHITESPACE_RUN, " ").trim();
 }
 
+/**
+ * The string as a flat string of its own. What the tokenizer hands us are slices of the page's
+ * decoded chunks (32 KB strings), and "origin + href" is a rope over such a slice: V8 keeps the whole
+ * chunk alive for either. Links and facts outlive the parse (they wait for the write and the ack
+ * while later pages are parsed), so kept as they are each page's chunks were promoted to the old
+ * generation and lingered there until a full GC: measured, the parser's heap grew by ~100 MB over
+ * a 3,000-page crawl. Prefixing and slicing again forces a copy of just these characters.
+ */
+export function ownString(s: string): string {
+  return (" " + s).slice(1);
+}
+
 /** Cut to at most `max` UTF-16 units without splitting a surrogate pair. */
 function capChars(s: string, max: number): string {
   if (s.length <= max) return s;
@@ -669,7 +681,7 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
       bump(droppedLinks, "cap");
     } else {
       seen.add(url);
-      links.push(url);
+      links.push(ownString(url));
     }
   }
   if (collector.hrefsOverCap > 0) bump(droppedLinks, "cap", collector.hrefsOverCap);
@@ -690,9 +702,9 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
     metas: collector.metas,
   };
   const title = collector.title(maxTitleChars);
-  if (title !== undefined) result.title = title;
-  if (collector.lang !== undefined) result.lang = collector.lang;
-  if (canonical !== undefined) result.canonical = cleanUrl ? cleanUrl(canonical) : canonical;
+  if (title !== undefined) result.title = ownString(title);
+  if (collector.lang !== undefined) result.lang = ownString(collector.lang);
+  if (canonical !== undefined) result.canonical = ownString(cleanUrl ? cleanUrl(canonical) : canonical);
   if (parseError !== undefined) result.parseError = parseError;
   if (paramsStripped > 0) result.paramsStripped = paramsStripped;
   return result;

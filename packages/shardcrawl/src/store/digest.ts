@@ -1,6 +1,6 @@
 // WARC-style digests: "sha1:" + RFC 4648 base32 of the SHA-1, the form Heritrix, wget, warcio and
 // pywb all write and compare (Common Crawl's empty-payload digest is sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ).
-import { createHash } from "node:crypto";
+import { createHash, hash } from "node:crypto";
 
 const BASE32_ALPHABET = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
@@ -27,7 +27,9 @@ export function base32(bytes: Uint8Array): string {
 
 /** "sha1:BASE32" over the concatenation of `parts` (no copy is made). */
 export function sha1Base32(...parts: Uint8Array[]): string {
-  const hash = createHash("sha1");
-  for (const part of parts) hash.update(part);
-  return `sha1:${base32(hash.digest())}`;
+  // One part (the common case) takes the one-shot digest: no Hash object per call.
+  if (parts.length === 1) return `sha1:${base32(hash("sha1", parts[0]!, "buffer"))}`;
+  const h = createHash("sha1");
+  for (const part of parts) h.update(part);
+  return `sha1:${base32(h.digest())}`;
 }

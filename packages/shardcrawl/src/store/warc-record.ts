@@ -196,6 +196,25 @@ function writeStoredMember(parts: Uint8Array[], out: Buffer, at: number): number
   return o + 8;
 }
 
+/** The highest gzip level at which small records are written stored rather than deflated. */
+const FAST_GZIP_LEVEL = 1;
+
+/** A record to write as a stored member (its parts), or a member already deflated. */
+type Member = { stored: Buffer[] } | Buffer;
+
+function storedParts(parts: Buffer[]): Member {
+  return { stored: parts };
+}
+
+function memberLength(m: Member): number {
+  return Buffer.isBuffer(m) ? m.length : storedMemberLength(blockLength(m.stored));
+}
+
+function writeMember(m: Member, out: Buffer, at: number): number {
+  if (Buffer.isBuffer(m)) return at + m.copy(out, at);
+  return writeStoredMember(m.stored, out, at);
+}
+
 function blockLength(block: Buffer[]): number {
   let n = 0;
   for (const b of block) n += b.length;
@@ -331,21 +350,28 @@ export function buildPageRecords(page: FetchedPage, opts: PageRecordOptions = {}
     ["Content-Length", String(blockLength(respBlock))],
   );
 
-  const request = gzipRecord(reqFields, reqBlock, level);
+  // A request record (~700 bytes) deflates to ~400, and a zlib stream set up for it costs more
+  // CPU than the rest of the record's building: at the fast levels (0 and 1) it is stored.
+  const request = level <= FAST_GZIP_LEVEL ? storedParts(recordParts(reqFields, reqBlock)) : gzipRecord(reqFields, reqBlock, level);
   const responseLevel = payloadIsCompressed(page.headers) ? 0 : level;
   let data: Buffer;
+  let requestLength: number;
   let responseLength: number;
   if (responseLevel === 0) {
-    // Stored: written straight after the request member, so the payload is copied once.
-    const parts = recordParts(respFields, respBlock);
-    responseLength = storedMemberLength(blockLength(parts));
-    data = Buffer.allocUnsafe(request.length + responseLength);
-    request.copy(data, 0);
-    writeStoredMember(parts, data, request.length);
+    // Stored: written straight into the page's buffer, so the payload is copied once.
+    const response = storedParts(recordParts(respFields, respBlock));
+    requestLength = memberLength(request);
+    responseLength = memberLength(response);
+    data = Buffer.allocUnsafe(requestLength + responseLength);
+    writeMember(request, data, 0);
+    writeMember(response, data, requestLength);
   } else {
     const response = gzipRecord(respFields, respBlock, responseLevel);
+    requestLength = memberLength(request);
     responseLength = response.length;
-    data = Buffer.concat([request, response]);
+    data = Buffer.allocUnsafe(requestLength + responseLength);
+    writeMember(request, data, 0);
+    response.copy(data, requestLength);
   }
   const cdx: CdxFields = {
     urlkey: surtKey(uri),
@@ -358,7 +384,7 @@ export function buildPageRecords(page: FetchedPage, opts: PageRecordOptions = {}
   if (mime !== undefined) cdx.mime = mime;
   return {
     data,
-    responseOffset: request.length,
+    responseOffset: requestLength,
     responseLength,
     payloadDigest,
     recordIds: { request: requestId, response: responseId },

@@ -38,6 +38,20 @@ describe("buildPageRecords", () => {
     expect(payloadIsCompressed([["Content-Encoding", "br"]])).toBe(true);
   });
 
+  test("the request record is a stored member at gzip levels 0-1 and deflated above; both read back", () => {
+    const html = Buffer.from("<!doctype html><p>" + "repetitive text ".repeat(200) + "</p>");
+    for (const level of [1, 6]) {
+      const r = buildPageRecords(page({ body: html }), { gzipLevel: level });
+      const request = r.data.subarray(0, r.responseOffset);
+      const text = gunzipSync(request).toString("latin1");
+      expect(text).toMatch(/^WARC\/1\.1\r\nWARC-Type: request\r\n/);
+      // Stored: the member holds its record's bytes as they are (plus header, block and trailer).
+      if (level === 1) expect(request.length).toBeGreaterThan(text.length);
+      else expect(request.length).toBeLessThan(text.length);
+      expect(gunzipSync(r.data.subarray(r.responseOffset)).toString("latin1")).toMatch(/^WARC\/1\.1\r\nWARC-Type: response\r\n/);
+    }
+  });
+
   test("stored members (level 0) of every size, across the 65,535-byte block limit, read back whole", async () => {
     const dir = await tempDir("stored");
     const sizes = [0, 1, 65_000, 65_535, 65_536, 131_070, 200_000, 256 * 1024];
