@@ -19,12 +19,10 @@ import { spoolDir } from "../store/body-spool.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
-import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";
 import { StorageSignal } from "./storage-signal.js";
-import { WarcDerivatives } from "../store/warc-derivatives.js";
 
 /** Pages taken and parsed at once when parsing inline. */
 const INLINE_BATCH = 8;
@@ -39,8 +37,9 @@ async function main(): Promise<void> {
   const scope = await frontier.loadScope();
   const warcinfo = { software: "shardcrawl/0.1", operator: config.nodeName, "http-header-user-agent": config.userAgent, robots: "obey" };
   // WET, WAT and the Parquet index are written in the WARC writer's batches and rotate with its files.
+  // Loaded only when asked for: the Parquet writer and re-crawl code cost a process start ~80 ms of CPU.
   const derivatives = config.derivatives.length > 0
-    ? new WarcDerivatives({
+    ? new (await import("../store/warc-derivatives.js")).WarcDerivatives({
       dir: join(config.out, "warc"), wet: config.derivatives.includes("wet"), wat: config.derivatives.includes("wat"), index: config.derivatives.includes("index"),
       warcinfo, gzipLevel: config.warcGzipLevel, onError: (m) => ctx.log(m),
     })
@@ -76,7 +75,7 @@ async function main(): Promise<void> {
     hashLinks: config.parserThreads > 0,
   };
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
-  const recrawl = RecrawlVisits.forConfig(ctx.redis, config);
+  const recrawl = config.recrawl ? (await import("../schedule/recrawl/continuous-visits.js")).RecrawlVisits.forConfig(ctx.redis, config) : undefined;
   const runner = await parseRunner(setup, config.parserThreads);
   // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
   const outbox = config.shard ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
