@@ -693,9 +693,11 @@ local function add_links(base)
     if not h then
       local host = names[hi]
       local hk = hkey(host)
-      local v = redis.call('HMGET', hk, 'q', 'o', 'A')
+      local v = redis.call('HMGET', hk, 'q', 'o', 'A', 'k')
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
             A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
+      -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
+      if v[4] then PK_OF[hk] = v[4] end
       h.q = h.q0
       if doms and v[1] == false then
         -- A host never admitted: it takes a place among its domain's hosts, if one is left.
@@ -811,7 +813,8 @@ local function key_hosts_by_domain(map)
   if not (map and string.sub(map, 1, 3) == 'pk\n' and domain_mode()) then return end
   for host, dom in string.gmatch(map, '([^\t\n]+)\t([^\n]+)\n') do
     local hk = hkey(host)
-    if redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
+    -- (A host whose domain add_links read is keyed already: k never changes once set.)
+    if not PK_OF[hk] and redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
       PK_OF[hk] = dom
       redis.call('ZREM', K_READY, host)
       sync_ready(host, hk)
