@@ -2,7 +2,9 @@
 // End-to-end benchmark of one shardcrawl node crawling simweb over loopback, HTTP and HTTPS, pages
 // cut at 250 KB, gzip WARC output. Measures pages/s; CPU seconds per page summed over EVERY process
 // of the node (supervisor, fetchers, parsers and their threads, and Redis) from /proc; peak memory
-// per process (VmHWM); Redis bytes per queued frontier URL and per seen URL. Then, over the same
+// per process (VmHWM); Redis bytes per queued frontier URL and per seen URL; Redis commands and
+// microseconds per page by command (INFO commandstats; BENCH_SLOWLOG=1 splits the scripts' time by
+// script, BENCH_MONITOR=1 counts what clients send by command and key). Then, over the same
 // URLs: the floor of HTTP cost (a bare undici GET loop) and, with --profile, a per-page CPU
 // breakdown from V8 CPU profiles of every node process (NODE_OPTIONS=--cpu-prof).
 // Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile]
@@ -99,8 +101,14 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const redis = await startRedisServer(redisDir);
   // BENCH_MONITOR=1: counts the commands clients send (not those scripts run), by name; costs CPU.
   const monitor = process.env.BENCH_MONITOR ? await redis.client.duplicate().monitor() : undefined;
+  if (process.env.BENCH_SLOWLOG) await startSlowlog(redis.client);
   const sent = {};
-  monitor?.on("monitor", (_t, a, source) => { if (!source.startsWith("lua")) sent[a[0]] = (sent[a[0]] ?? 0) + 1; });
+  // Keyed by command and the key's first two name parts ("hget sc:stats"), to tell callers apart.
+  monitor?.on("monitor", (_t, a, source) => {
+    if (source.startsWith("lua")) return;
+    const k = `${a[0]} ${String(a[1] ?? "").split(":").slice(0, 2).join(":")}`;
+    sent[k] = (sent[k] ?? 0) + 1;
+  });
   const self0 = procCpu();
   const redis0 = redis.cpu();
   const argv = [
@@ -153,6 +161,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const pages = readPages(out);
   const fetched = pages.filter((p) => p.status !== null && p.status !== undefined).length;
   const commands = await redisCommandCount(redis.client);
+  const byScript = process.env.BENCH_SLOWLOG ? await readSlowlog(redis.client, cli) : undefined;
   if (monitor) {
     monitor.disconnect();
     process.stderr.write(`commands sent per page: ${JSON.stringify(Object.fromEntries(Object.entries(sent).map(([c, n]) => [c, +(n / fetched).toFixed(3)])))}\n`);
@@ -177,6 +186,8 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     pagesPerSecond: fetched / wall, cpuSeconds: totalCpu, nodeCpuSeconds: nodeCpu, redisCpuSeconds: redisCpu,
     pagesPerCpuSecond: fetched / totalCpu, cpuMsPerPage: (totalCpu / fetched) * 1000, steady, byRole, redis: memory,
     redisCommandsPerPage: commands.total / fetched, redisCommands: commands.byCommand,
+    redisUsec: commands.usecByCommand, redisScriptUsPerPage: commands.scriptUsec / fetched,
+    ...(byScript ? { redisSlowlog: byScript } : {}),
     truncated: pages.filter((p) => p.truncated).length, links, rssGrowth: rssGrowth(marks, statFetched), maxPages,
     urls: pages.filter((p) => p.status === 200).map((p) => p.url),
     out,
@@ -217,6 +228,24 @@ function linkCounts(stats, pages) {
   };
 }
 
+/**
+ * Redis per page, medians over the runs: CPU ms (whole run, steady state), commands served (those
+ * scripts run included), script time, and calls and microseconds per command (INFO commandstats;
+ * a script's time includes its commands').
+ */
+function redisPerPage(runs) {
+  const med = (f) => median(runs.map(f));
+  const commands = new Set(runs.flatMap((r) => Object.keys(r.redisUsec ?? {})));
+  const byCommand = {};
+  for (const c of commands) {
+    byCommand[c] = { calls: med((r) => (r.redisCommands[c] ?? 0) / r.fetched), usec: med((r) => (r.redisUsec?.[c] ?? 0) / r.fetched) };
+  }
+  return {
+    cpuMs: med((r) => (r.redisCpuSeconds / r.fetched) * 1000), steadyCpuMs: med((r) => r.steady?.msPerPageByRole?.redis ?? NaN),
+    commands: med((r) => r.redisCommandsPerPage), scriptUsec: med((r) => r.redisScriptUsPerPage ?? NaN), byCommand,
+  };
+}
+
 /** Resident memory per role at 30% and at 90% of the crawl's pages, and the growth in between (MB). */
 function rssGrowth(marks, total) {
   const a = marks.find((m) => m.fetched >= 0.3 * total);
@@ -239,15 +268,56 @@ function readPages(out) {
   return lines;
 }
 
-/** Commands Redis served during the crawl (INFO commandstats; the bench's own PING is the only other caller). */
+/**
+ * Commands Redis served during the crawl (INFO commandstats; the bench's own PING, HGET of the
+ * page count and the end-of-run reads are the only other callers): calls and microseconds spent in
+ * each command. A script's time (evalsha) includes the commands it runs, which are also counted
+ * under their own names (calls made from Lua), so the sum of usec counts script bodies twice;
+ * `scriptUsec` is the scripts' total (BENCH_SLOWLOG splits it by script).
+ */
 async function redisCommandCount(r) {
   const byCommand = {};
+  const usecByCommand = {};
   let total = 0;
-  for (const m of (await r.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)) {
+  for (const m of (await r.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) {
     byCommand[m[1]] = Number(m[2]);
+    usecByCommand[m[1]] = Number(m[3]);
     total += Number(m[2]);
   }
-  return { total, byCommand };
+  const scriptUsec = (usecByCommand.evalsha ?? 0) + (usecByCommand.eval ?? 0);
+  return { total, byCommand, usecByCommand, scriptUsec };
+}
+
+/**
+ * Redis time per script, from the slow log with a threshold of 0 (BENCH_SLOWLOG=1: every command is
+ * logged, which costs Redis CPU, so the run's CPU figures are not comparable): script name ->
+ * {calls, usec}, and the same for commands sent directly. Script names come from the SHA-1 of the
+ * sources the frontier sends (frontier/scripts.ts).
+ */
+async function startSlowlog(r) {
+  await r.config("SET", "slowlog-log-slower-than", "0");
+  await r.config("SET", "slowlog-max-len", "2000000");
+  await r.slowlog("RESET");
+}
+async function readSlowlog(r, cli) {
+  const names = await scriptNames(cli);
+  const entries = await r.slowlog("GET", "-1");
+  const by = {};
+  for (const [, , usec, argv] of entries) {
+    const cmd = String(argv[0]).toLowerCase();
+    const name = cmd === "evalsha" ? `script:${names.get(String(argv[1])) ?? String(argv[1]).slice(0, 8)}` : cmd;
+    const e = (by[name] ??= { calls: 0, usec: 0 });
+    e.calls++;
+    e.usec += Number(usec);
+  }
+  return by;
+}
+async function scriptNames(cli) {
+  const dist = join(cli, "../../frontier/scripts.js");
+  const { Scripts, SCRIPT_FILES } = await import(dist);
+  const { createHash } = await import("node:crypto");
+  const s = new Scripts({ options: {} });
+  return new Map(Object.keys(SCRIPT_FILES).map((n) => [createHash("sha1").update(s.source(n)).digest("hex"), n]));
 }
 
 // Queue elements are decoded by the frontier's own code (packed, depth-byte and older forms).
@@ -332,7 +402,7 @@ async function compareBuilds(cliB) {
         for (const [k, cli] of i % 2 ? [["b", cliB], ["a", SHARDCRAWL_CLI]] : [["a", SHARDCRAWL_CLI], ["b", cliB]]) {
           const run = await crawlOnce(scheme, sim, join(work, `redis-${web}-${scheme}-${k}${i}`), `crawl-${web}-${scheme}-${k}${i}`, undefined, cli, k === "a" ? aArgs : []);
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${web} ${scheme} ${k}${i} (load ${loadavg()[0].toFixed(2)}): ${run.fetched} pages, ${fmt(run.links.perPage)} links/page (${fmt(run.links.inScopePerPage)} in scope), ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page (ms/page: ${roles})\n`);
+          process.stderr.write(`${web} ${scheme} ${k}${i} (load ${loadavg()[0].toFixed(2)}): ${run.fetched} pages, ${fmt(run.links.perPage)} links/page (${fmt(run.links.inScopePerPage)} in scope), ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.pagesPerCpuSecond)} pages/CPU-s (steady ${fmt(run.steady?.pagesPerCpuSecond)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}), ${fmt(run.redisCommandsPerPage, 2)} redis cmds/page, ${fmt(run.redisScriptUsPerPage, 0)} us/page in scripts (ms/page: ${roles})\n`);
           runs[k].push(run);
         }
       }
@@ -340,6 +410,9 @@ async function compareBuilds(cliB) {
         const cmds = {};
         for (const [c, n] of Object.entries(runs[k][0].redisCommands)) cmds[c] = fmt(n / runs[k][0].fetched, 2);
         const med = (f) => fmt(median(runs[k].map(f)), 2);
+        const rp = redisPerPage(runs[k]);
+        const top = Object.entries(rp.byCommand).sort((x, y) => y[1].usec - x[1].usec).slice(0, 12).map(([c, v]) => `${c} ${fmt(v.calls, 2)}x ${fmt(v.usec, 1)}us`).join(", ");
+        process.stderr.write(`${web} ${scheme} ${k === "a" ? "this build" : cliB}: redis per page (medians): ${fmt(rp.cpuMs, 3)} ms CPU (steady ${fmt(rp.steadyCpuMs, 3)}), ${fmt(rp.commands, 1)} commands, ${fmt(rp.scriptUsec, 0)} us in scripts; by command: ${top}\n`);
         process.stderr.write(`${web} ${scheme} ${k === "a" ? "this build" : cliB}: per-page ms median: ${["supervisor", "fetcher", "parser", "redis"].map((r) => `${r} ${med((x) => (x.byRole[r]?.cpuSeconds ?? NaN) / x.fetched * 1000)}`).join(", ")}; median ${fmt(median(runs[k].map((r) => r.pagesPerCpuSecond)))} pages/CPU-s (steady ${fmt(median(runs[k].map((r) => r.steady?.pagesPerCpuSecond ?? NaN)))}), ${fmt(median(runs[k].map((r) => r.redisCommandsPerPage)), 2)} redis cmds/page ${JSON.stringify(cmds)}\n`);
       }
     } finally {
@@ -390,7 +463,8 @@ for (const [web, scheme] of webSchemes()) {
     const ok = crawlee.filter((c) => c.pagesPerCpuSecond);
     results.push({
       web, scheme, webInfo: sim.info?.stats,
-      links: { perPage: median(runs.map((r) => r.links.perPage)), inScopePerPage: median(runs.map((r) => r.links.inScopePerPage)), outOfScopePerPage: median(runs.map((r) => r.links.outOfScopePerPage)), duplicateShare: median(runs.map((r) => r.links.duplicateShare)) },
+      links: Object.fromEntries(["perPage", "inScopePerPage", "outOfScopePerPage", "duplicateShare", "newPerPage", "seenCachedPerPage"].map((k) => [k, median(runs.map((r) => r.links[k]))])),
+      redisPerPage: redisPerPage(runs),
       runs: runs.map(({ urls: _u, ...r }) => r),
       median: {
         pagesPerSecond: median(runs.map((r) => r.pagesPerSecond)),

@@ -39,7 +39,41 @@ function parseSection(d) {
 }
 
 const webName = (r) => (r.web === "real" ? "real pages" : r.web === "simweb-reallinks" ? "simweb, real link counts" : "simweb");
-const linksCell = (r) => (r.links ? `${f0(r.links.perPage)} (${f0(r.links.inScopePerPage)} in scope, ${f0((r.links.duplicateShare ?? NaN) * 100)}% of those seen)` : "n/a");
+/**
+ * Links per page: in scope, the share of those already seen, how many of them the parser's seen
+ * cache answered and how many were new. Older result files lack some figures: they come from the
+ * median run, and the seen share from the new links (in scope and not new = seen).
+ */
+function linksCell(r) {
+  const l = r.links;
+  if (!l) return "n/a";
+  const run = r.runs?.[Math.floor((r.runs?.length ?? 0) / 2)]?.links ?? {};
+  const num = (x) => (x === null || x === undefined ? NaN : Number(x));
+  const fresh = num(l.newPerPage ?? run.newPerPage);
+  const cached = num(l.seenCachedPerPage ?? run.seenCachedPerPage);
+  let share = num(l.duplicateShare);
+  if (!Number.isFinite(share) && Number.isFinite(fresh) && l.inScopePerPage > 0) share = 1 - fresh / l.inScopePerPage;
+  const parts = [`${f0(l.inScopePerPage)} in scope, ${f0(share * 100)}% of those seen`];
+  if (Number.isFinite(cached)) parts.push(`${f0(cached)} answered by the parser's seen cache`);
+  if (Number.isFinite(fresh)) parts.push(`${f0(fresh)} new`);
+  return `${f0(l.perPage)} (${parts.join(", ")})`;
+}
+
+/** Redis per page of each web and scheme: CPU, commands, script time, the costliest commands. */
+function redisSection(d) {
+  const rows = d.results.filter((r) => r.redisPerPage);
+  if (rows.length === 0) return [];
+  const L = ["Redis per page (medians of the same runs; INFO commandstats: a script's time includes the commands it runs, which are also counted under their own names):", "",
+    "| web | scheme | redis-server CPU ms/page | steady | commands/page | us/page in scripts | costliest commands: calls x us per page |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"];
+  for (const r of rows) {
+    const p = r.redisPerPage;
+    const top = Object.entries(p.byCommand).filter(([c]) => c !== "evalsha" && c !== "eval").sort((x, y) => y[1].usec - x[1].usec).slice(0, 6)
+      .map(([c, v]) => `${c} ${f1(v.calls)} x ${f0(v.usec)}`).join(", ");
+    L.push(`| ${webName(r)} | ${r.scheme} | ${f2(p.cpuMs)} | ${f2(p.steadyCpuMs)} | ${f0(p.commands)} | ${f0(p.scriptUsec)} | ${top} |`);
+  }
+  L.push("");
+  return L;
+}
 
 function crawlSection(d, prof, parse) {
   const real = d.results.some((r) => r.web === "real");
@@ -70,6 +104,7 @@ function crawlSection(d, prof, parse) {
     L.push("", "(Per-process columns: CPU ms per page in the window, of the median run.)");
     L.push("");
   }
+  L.push(...redisSection(d));
   L.push("Floors and the sum they set:", "");
   const simweb = parse?.results?.find((x) => x.corpus.startsWith("simweb"));
   for (const r of d.results) {

@@ -67,6 +67,7 @@ local function bf_positions(blob, j, k, i, st)
 end
 
 -- Tests or tests-and-sets positions of stage i; one BITFIELD per segment touched. True when a bit was clear.
+-- Offsets and values go in as strings (lib.lua bloom_check says why).
 local function bf_stage_bits(P, i, pos, seg, set_bits)
   local groups, order = {}, {}
   for _, p in ipairs(pos) do
@@ -75,9 +76,9 @@ local function bf_stage_bits(P, i, pos, seg, set_bits)
     if not g then g = {}; groups[s] = g; order[#order + 1] = s end
     local n = #g
     if set_bits then
-      g[n + 1] = 'SET'; g[n + 2] = 'u1'; g[n + 3] = p - s * seg; g[n + 4] = 1
+      g[n + 1] = 'SET'; g[n + 2] = 'u1'; g[n + 3] = string.format('%d', p - s * seg); g[n + 4] = '1'
     else
-      g[n + 1] = 'GET'; g[n + 2] = 'u1'; g[n + 3] = p - s * seg
+      g[n + 1] = 'GET'; g[n + 2] = 'u1'; g[n + 3] = string.format('%d', p - s * seg)
     end
   end
   local fresh = false

@@ -72,10 +72,17 @@ local function held_until(hk)
   if hh > NOW then return hh end
   return nil
 end
--- The host's politeness domain, or nil when it keeps its own clock.
+-- The host's politeness domain, or nil when it keeps its own clock. Read once per host and script
+-- call (a completion asked it four times): field k is written only by key_hosts_by_domain, which
+-- updates PK_OF, and never changes once set.
+local PK_OF = {}
 local function pk_of(hk)
   if not domain_mode() then return nil end
-  local k = redis.call('HGET', hk, 'k')
+  local k = PK_OF[hk]
+  if k == nil then
+    k = redis.call('HGET', hk, 'k') or false
+    PK_OF[hk] = k
+  end
   if k then return k end
   return nil
 end
@@ -447,13 +454,8 @@ local function bump_attempt(el)
 end
 
 -- Bloom positions travel as 48-bit big-endian integers in one binary argument and are read with
--- string.byte (no Lua strings are created per position: string handling, not the bit commands,
+-- string.byte (no Lua string is created per position: string handling, not the bit commands,
 -- dominates the cost of a Lua script over many links).
-local function pos48(blob, j)
-  local a, b, c, d, e, f = string.byte(blob, j, j + 5)
-  return ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
-end
-
 local SEG_KEYS = {}
 local function seg_key(s)
   local key = SEG_KEYS[s]
@@ -461,35 +463,63 @@ local function seg_key(s)
   return key
 end
 
--- Reused argument tables for BITFIELD: {'SET', 'u1', off, 1, ...} and {'GET', 'u1', off, ...}.
-local BF_SET, BF_GET = {}, {}
+-- BITFIELD arguments of one URL's k bits, reused by every URL of the call: {'SET', 'u1', offset,
+-- '1', ...} and {'GET', 'u1', offset, ...}; the fixed words are written once. Offsets go in as
+-- decimal strings (string.format '%d') and the value as the string '1': Redis turns a Lua number
+-- argument into text with snprintf("%.17g"), which was a tenth of redis-server's CPU in a crawl.
+local BF_SET, BF_GET, BF_POS, BF_K = {}, {}, {}, 0
+local function bf_args(k)
+  if BF_K == k then return end
+  for i = 0, k - 1 do
+    BF_SET[4 * i + 1] = 'SET'; BF_SET[4 * i + 2] = 'u1'; BF_SET[4 * i + 4] = '1'
+    BF_GET[3 * i + 1] = 'GET'; BF_GET[3 * i + 2] = 'u1'
+  end
+  BF_K = k
+end
 
 -- Tests (set_bits false) or tests-and-sets the k positions starting at blob[j]. Returns true when
 -- at least one bit was clear, i.e. the URL is new. One BITFIELD per segment touched (one, unless
 -- the filter spans several segments and the URL's bits fall into more than one).
 local function bloom_check(blob, j, k, seg, set_bits)
-  local segs, offs = {}, {}
-  local single = true
+  bf_args(k)
+  local first = true
   for i = 1, k do
-    local pos = pos48(blob, j + (i - 1) * 6)
-    local s = math.floor(pos / seg)
-    segs[i] = s
-    offs[i] = pos - s * seg
-    if s ~= segs[1] then single = false end
+    local a, b, c, d, e, f = string.byte(blob, j, j + 5)
+    local pos = ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
+    BF_POS[i] = pos
+    if pos >= seg then first = false end
+    j = j + 6
   end
+  if first then
+    -- Every bit in the first segment (always so for filters up to the segment size, 2^31 bits).
+    local old
+    if set_bits then
+      for i = 1, k do BF_SET[4 * i - 1] = string.format('%d', BF_POS[i]) end
+      old = redis.call('BITFIELD', seg_key(0), unpack(BF_SET, 1, 4 * k))
+    else
+      for i = 1, k do BF_GET[3 * i] = string.format('%d', BF_POS[i]) end
+      old = redis.call('BITFIELD_RO', seg_key(0), unpack(BF_GET, 1, 3 * k))
+    end
+    for i = 1, k do
+      if old[i] == 0 then return true end
+    end
+    return false
+  end
+  -- Several segments: one BITFIELD per segment, in the order the positions first meet them.
   local fresh = false
   local done = {}
   for i = 1, k do
-    local s = segs[i]
+    local s = math.floor(BF_POS[i] / seg)
     if not done[s] then
       done[s] = true
-      local t, n = set_bits and BF_SET or BF_GET, 0
+      local t, n = {}, 0
       for x = i, k do
-        if single or segs[x] == s then
+        local px = BF_POS[x]
+        if math.floor(px / seg) == s then
           if set_bits then
-            t[n + 1] = 'SET'; t[n + 2] = 'u1'; t[n + 3] = offs[x]; t[n + 4] = 1; n = n + 4
+            t[n + 1] = 'SET'; t[n + 2] = 'u1'; t[n + 3] = string.format('%d', px - s * seg); t[n + 4] = '1'; n = n + 4
           else
-            t[n + 1] = 'GET'; t[n + 2] = 'u1'; t[n + 3] = offs[x]; n = n + 3
+            t[n + 1] = 'GET'; t[n + 2] = 'u1'; t[n + 3] = string.format('%d', px - s * seg); n = n + 3
           end
         end
       end
@@ -502,7 +532,6 @@ local function bloom_check(blob, j, k, seg, set_bits)
           if not set_bits then return true end
         end
       end
-      if single then break end
     end
   end
   return fresh
@@ -616,6 +645,8 @@ end
 -- host, so a page's links cost about one BITFIELD each plus a few calls per host.
 -- Returns added, seen (already in the filter), dropped (no room, or host budget spent).
 local function add_links(base)
+  -- No links (most pages of a crawl with host locality: the parser's seen cache knew them all).
+  if ARGV[base + 4] == '' then return 0, 0, 0 end
   local seg = tonumber(ARGV[base])
   local max_host = tonumber(ARGV[base + 1])
   local max_total = tonumber(ARGV[base + 2])
@@ -662,9 +693,11 @@ local function add_links(base)
     if not h then
       local host = names[hi]
       local hk = hkey(host)
-      local v = redis.call('HMGET', hk, 'q', 'o', 'A')
+      local v = redis.call('HMGET', hk, 'q', 'o', 'A', 'k')
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
             A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
+      -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
+      if v[4] then PK_OF[hk] = v[4] end
       h.q = h.q0
       if doms and v[1] == false then
         -- A host never admitted: it takes a place among its domain's hosts, if one is left.
@@ -780,7 +813,9 @@ local function key_hosts_by_domain(map)
   if not (map and string.sub(map, 1, 3) == 'pk\n' and domain_mode()) then return end
   for host, dom in string.gmatch(map, '([^\t\n]+)\t([^\n]+)\n') do
     local hk = hkey(host)
-    if redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
+    -- (A host whose domain add_links read is keyed already: k never changes once set.)
+    if not PK_OF[hk] and redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
+      PK_OF[hk] = dom
       redis.call('ZREM', K_READY, host)
       sync_ready(host, hk)
     end
