@@ -13,9 +13,9 @@ const rulesOf = (count: number, fetchedAt = 1): RobotsEntry => ({
 
 function memoWith(entries: Map<string, RobotsEntry>, maxBytes: number, clock = { now: 0 }) {
   let loads = 0;
-  const memo = new RobotsMemo(async (origin) => {
+  const memo = new RobotsMemo((origin) => {
     loads++;
-    return entries.get(origin) ?? null;
+    return Promise.resolve(entries.get(origin) ?? null);
   }, UA, 300_000, 0, () => clock.now, maxBytes);
   return { memo, loads: () => loads, clock };
 }
@@ -23,7 +23,7 @@ function memoWith(entries: Map<string, RobotsEntry>, maxBytes: number, clock = {
 describe("RobotsMemo", () => {
   it("keeps compiled files within its byte budget, dropping the oldest first", async () => {
     const entries = new Map(["a", "b", "c", "d"].map((h) => [`https://${h}.test`, rulesOf(2_000)] as const));
-    const oneFile = new RobotsMemo(async () => null, UA, 300_000).remember("https://x.test", rulesOf(2_000)).compiled.bytes;
+    const oneFile = new RobotsMemo(() => Promise.resolve(null), UA, 300_000).remember("https://x.test", rulesOf(2_000)).compiled.bytes;
     const { memo } = memoWith(entries, oneFile * 2.5);
     for (const origin of entries.keys()) expect(await memo.get(origin)).not.toBeNull();
     expect(memo.stats.entries).toBe(2);
@@ -44,7 +44,7 @@ describe("RobotsMemo", () => {
     const origins = ["https://a.test", "https://b.test", "https://c.test"];
     const entries = new Map(origins.map((o) => [o, rulesOf(500)] as const));
     const clock = { now: 0 };
-    const oneFile = new RobotsMemo(async () => null, UA, 300_000).remember("https://x.test", rulesOf(500)).compiled.bytes;
+    const oneFile = new RobotsMemo(() => Promise.resolve(null), UA, 300_000).remember("https://x.test", rulesOf(500)).compiled.bytes;
     const { memo, loads } = memoWith(entries, oneFile * 2, clock);
     await memo.get(origins[0]!);
     await memo.get(origins[1]!);
