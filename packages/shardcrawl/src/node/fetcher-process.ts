@@ -28,7 +28,7 @@ import { PullLoop } from "../fetch/pull-loop.js";
 import { startFlowKeeper, type FlowKeeper } from "./flow-keeper.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
-import { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
+import type { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 import type { NodeConfig } from "./config.js";
 
 async function main(): Promise<void> {
@@ -50,7 +50,9 @@ async function main(): Promise<void> {
     percentile: config.leaseTtlPercentile, headroom: 2, floorMs: config.leaseTtlFloorMs, capMs: config.leaseTtlMs, size: 1024, minSamples: 50,
   });
   const ttlSync = setInterval(() => void leaseTtl.sync().catch((err: unknown) => ctx.log(`lease ttl sample: ${(err as Error).message}`)), 1000);
-  const pipeline = pipelineFor(ctx, frontier, client, { spool, pageLog, leaseTtl });
+  // Continuous mode only: the re-crawl modules (listing rules, feeds, an HTML parser) cost a process ~45 ms to load.
+  const revisits = config.recrawl ? (await import("../schedule/recrawl/continuous-visits.js")).RecrawlVisits.forConfig(ctx.redis, config) : undefined;
+  const pipeline = pipelineFor(ctx, frontier, client, { spool, pageLog, leaseTtl, revisits });
   const counters = new FetcherCounters({
     count: (field, by) => frontier.count(field, by), connections: client.connections, dns: client.dns.counters,
     // Opt-out refusals at lease time and the admission chain's sampled timings.
@@ -108,7 +110,7 @@ function pipelineFor(
   ctx: ChildContext,
   frontier: NodeFrontier,
   client: HttpClient,
-  parts: { spool: PageSpool; pageLog: FetchPipelineDeps["pageLog"]; leaseTtl: SharedLeaseTtl },
+  parts: { spool: PageSpool; pageLog: FetchPipelineDeps["pageLog"]; leaseTtl: SharedLeaseTtl; revisits: RecrawlVisits | undefined },
 ): FetchPipeline {
   const { config } = ctx;
   const log = (m: string) => ctx.log(m);
@@ -134,7 +136,7 @@ function pipelineFor(
     // --ip-concurrency: a slot of the address this lease's requests go to (node/ip-slots.ts).
     ipSlot: (lease) => (config.ipConcurrency <= 0 ? Promise.resolve(null) : takeIpSlot(frontier, (url) => client.addressOf(url), lease, config.ipConcurrency)),
     // Continuous mode: revisits are conditional and a 304 is recorded without parsing.
-    revisits: RecrawlVisits.forConfig(ctx.redis, config),
+    revisits: parts.revisits,
     spool: { complete: (lease, end, page, body, feedback) => parts.spool.complete(frontier, lease, end, page, body, feedback) },
     pageLog: parts.pageLog, leaseTtl: parts.leaseTtl, retry,
     settings: { delayMs: config.delayMs, maxCrawlDelayMs: config.maxCrawlDelayMs, totalTimeoutMs: config.timeouts.totalMs, cutDrainBytes: config.cutDrainBytes, politenessMarginMs: config.politenessMarginMs },
