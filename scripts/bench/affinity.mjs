@@ -116,8 +116,8 @@ async function crawlOnce(label, delayMs) {
     nodeCpuMsPerPage: (Object.values(roles).reduce((x, y) => x + y, 0) / fetched) * 1000,
     steadyCpuMsPerPage: steady,
     counters: countersOf(stats),
-    simweb: analyseRequests(readJsonLines(requestLog)),
     dnsLog: analyseDns(readJsonLines(dnsLog)),
+    simweb: analyseRequests(readJsonLines(requestLog), readJsonLines(dnsLog)),
     load: loadavg().map((x) => +x.toFixed(2)),
   };
   if (!a.keep) rmSync(dir, { recursive: true, force: true });
@@ -154,7 +154,11 @@ function countersOf(stats) {
  * From simweb's request log: per host, its connections (in order of first use) and whether each
  * one's TLS handshake resumed a session. "Later" connections are all but a host's first.
  */
-function analyseRequests(entries) {
+function analyseRequests(entries, dnsEntries) {
+  // A fetcher looks a name up once while its answer lives (TTL 10 min, longer than the crawl): a
+  // host's A questions count the fetchers that served it.
+  const fetchersOf = new Map();
+  for (const e of dnsEntries) if (e.type === "A") fetchersOf.set(e.name, (fetchersOf.get(e.name) ?? 0) + 1);
   const hosts = new Map();
   for (const e of entries) {
     if (e.scheme !== "https" || e.conn === undefined) continue;
@@ -165,15 +169,18 @@ function analyseRequests(entries) {
     c.first = Math.min(c.first, e.ts);
     c.requests++;
   }
-  let connections = 0, requests = 0, full = 0, later = 0, laterResumed = 0, hostsOverOne = 0, maxFull = 0;
+  let connections = 0, requests = 0, full = 0, later = 0, laterResumed = 0, hostsOverOne = 0, maxFull = 0, overFetchers = 0, fetcherPairs = 0;
   const fullPerHost = {};
-  for (const conns of hosts.values()) {
+  for (const [host, conns] of hosts) {
     const list = [...conns.values()].sort((x, y) => x.first - y.first);
     const f = list.filter((c) => !c.resumed).length;
     full += f;
     maxFull = Math.max(maxFull, f);
     fullPerHost[f] = (fullPerHost[f] ?? 0) + 1;
     if (f > 1) hostsOverOne++;
+    const fetchers = fetchersOf.get(host) ?? 0;
+    fetcherPairs += fetchers;
+    if (f > fetchers) overFetchers++;
     connections += list.length;
     for (const c of list) requests += c.requests;
     later += list.length - 1;
@@ -182,6 +189,8 @@ function analyseRequests(entries) {
   return {
     hosts: hosts.size, requests, connections, requestsPerConnection: requests / Math.max(1, connections),
     fullHandshakes: full, fullHandshakesPerHost: fullPerHost, maxFullHandshakesPerHost: maxFull, hostsWithMoreThanOneFull: hostsOverOne,
+    // (host, fetcher) pairs, and hosts with more full handshakes than fetchers that served them.
+    hostFetcherPairs: fetcherPairs, hostsWithMoreFullThanFetchers: overFetchers,
     laterConnections: later, laterResumed, laterResumedShare: laterResumed / Math.max(1, later),
   };
 }
@@ -198,6 +207,7 @@ function verdicts(r) {
   const s = r.simweb;
   return {
     fullHandshakesAtMostOnePerHost: s.maxFullHandshakesPerHost <= 1,
+    fullHandshakesAtMostOnePerHostPerFetcher: s.hostsWithMoreFullThanFetchers === 0,
     laterResumedAtLeast95: s.laterResumedShare >= 0.95,
     dnsHitsAtLeast95: r.counters.dnsHitShare >= 0.95,
   };
@@ -212,7 +222,7 @@ for (let rep = 0; rep < Number(a.reps); rep++) {
     const s = r.simweb;
     process.stderr.write(
       `  ${r.fetched} pages in ${fmt(r.wallSeconds)} s; ${s.connections} connections for ${s.requests} requests (${fmt(s.requestsPerConnection, 2)} per connection); ` +
-      `full handshakes ${s.fullHandshakes} over ${s.hosts} hosts (max ${s.maxFullHandshakesPerHost} per host); later connections resumed ${fmt(100 * s.laterResumedShare)}%; ` +
+      `full handshakes ${s.fullHandshakes} over ${s.hosts} hosts, ${s.hostFetcherPairs} (host, fetcher) pairs (max ${s.maxFullHandshakesPerHost} per host, ${s.hostsWithMoreFullThanFetchers} hosts above one per fetcher); later connections resumed ${fmt(100 * s.laterResumedShare)}%; ` +
       `node: tls handshakes ${r.counters.shardcrawl_tls_handshakes_total}, resumed ${r.counters.shardcrawl_tls_session_reuses_total}; ` +
       `dns hits ${fmt(100 * r.counters.dnsHitShare)}% (${r.counters.shardcrawl_dns_lookups_total} lookups, simweb saw ${r.dnsLog.questions} A questions); ` +
       `CPU ms/page fetcher ${fmt(r.cpuMsPerPage.fetcher, 2)} node ${fmt(r.nodeCpuMsPerPage, 2)}; steady fetcher ${fmt(r.steadyCpuMsPerPage?.fetcher, 2)} node ${fmt(r.steadyCpuMsPerPage?.node, 2)}; load ${r.load[0]}\n`,
