@@ -148,6 +148,9 @@ function countersOf(stats) {
     shardcrawl_dns_lookups_total: lookups,
     shardcrawl_dns_cache_hits_total: hits,
     dnsHitShare: hits / Math.max(1, hits + lookups),
+    // Leaving out each host's unavoidable first lookup (a crawl of ~12 pages per host cannot pass
+    // 92% otherwise): the misses affinity is about.
+    dnsHitShareAfterFirst: hits / Math.max(1, hits + lookups - HOSTS),
     tlsResumedShare: n("tls:resumed") / Math.max(1, n("tls:resumed") + n("tls:handshakes")),
   };
 }
@@ -212,6 +215,7 @@ function verdicts(r) {
     fullHandshakesAtMostOnePerHostPerFetcher: s.hostsWithMoreFullThanFetchers === 0,
     laterResumedAtLeast95: s.laterResumedShare >= 0.95,
     dnsHitsAtLeast95: r.counters.dnsHitShare >= 0.95,
+    dnsHitsAfterFirstAtLeast95: r.counters.dnsHitShareAfterFirst >= 0.95,
   };
 }
 
@@ -226,7 +230,7 @@ for (let rep = 0; rep < Number(a.reps); rep++) {
       `  ${r.fetched} pages in ${fmt(r.wallSeconds)} s; ${s.connections} connections for ${s.requests} requests (${fmt(s.requestsPerConnection, 2)} per connection); ` +
       `full handshakes ${s.fullHandshakes} over ${s.hosts} hosts, ${s.hostFetcherPairs} (host, fetcher) pairs (max ${s.maxFullHandshakesPerHost} per host, ${s.hostsWithMoreFullThanFetchers} hosts above one per fetcher); later connections resumed ${fmt(100 * s.laterResumedShare)}%; ` +
       `node: tls handshakes ${r.counters.shardcrawl_tls_handshakes_total}, resumed ${r.counters.shardcrawl_tls_session_reuses_total}; ` +
-      `dns hits ${fmt(100 * r.counters.dnsHitShare)}% (${r.counters.shardcrawl_dns_lookups_total} lookups, simweb saw ${r.dnsLog.questions} A questions); ` +
+      `dns hits ${fmt(100 * r.counters.dnsHitShare)}% (${fmt(100 * r.counters.dnsHitShareAfterFirst)}% after each host's first lookup; ${r.counters.shardcrawl_dns_lookups_total} lookups, simweb saw ${r.dnsLog.questions} A questions); ` +
       `CPU ms/page fetcher ${fmt(r.cpuMsPerPage.fetcher, 2)} node ${fmt(r.nodeCpuMsPerPage, 2)}; steady fetcher ${fmt(r.steadyCpuMsPerPage?.fetcher, 2)} node ${fmt(r.steadyCpuMsPerPage?.node, 2)}; load ${r.load[0]}\n`,
     );
   }
