@@ -177,11 +177,16 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     connectTimeoutMs: timeouts.connectMs,
     ...(opts.caFile ? { ca: [...rootCertificates, readFileSync(opts.caFile, "utf8")] } : {}),
   });
+  const keepAliveMs = opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_MS;
   const agent = new Agent({
     connect: connector,
     pipelining: 1,
     connections: opts.connectionsPerOrigin ?? 4,
-    keepAliveTimeout: opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_MS,
+    keepAliveTimeout: keepAliveMs,
+    // A server's Keep-Alive: timeout=N hint may shorten our idle time but not lengthen it (undici
+    // would keep a connection N - 2 s, up to 10 minutes): the drain decision (fetch-pipeline.ts)
+    // counts on connections idle no longer than this.
+    keepAliveMaxTimeout: keepAliveMs,
     headersTimeout: timeouts.headersMs,
     bodyTimeout: timeouts.bodyMs,
     maxHeaderSize: opts.maxHeaderBytes ?? DEFAULT_MAX_HEADER_BYTES,

@@ -155,6 +155,8 @@ export interface CompiledRobots {
   crawlDelayTooLong?: boolean;
   /** Absolute http(s) sitemap URLs listed in the file. */
   sitemaps: string[];
+  /** Approximate bytes the compiled rules hold (a memo of compiled files budgets by it). */
+  bytes: number;
 }
 
 export interface CompileRobotsOptions {
@@ -164,8 +166,8 @@ export interface CompileRobotsOptions {
 
 /** Builds the matcher for `userAgent`'s group (its product token, case-insensitive, else `*`). */
 export function compileRobots(entry: RobotsEntry, userAgent: string, opts: CompileRobotsOptions = {}): CompiledRobots {
-  if (entry.kind === "allow-all") return { isAllowed: () => true, sitemaps: [] };
-  if (entry.kind === "disallow-all") return { isAllowed: (url) => pathOf(url) === "/robots.txt", sitemaps: [] };
+  if (entry.kind === "allow-all") return { isAllowed: () => true, sitemaps: [], bytes: 64 };
+  if (entry.kind === "disallow-all") return { isAllowed: (url) => pathOf(url) === "/robots.txt", sitemaps: [], bytes: 64 };
 
   const token = productToken(userAgent);
   const parsed = parseRobotsTxt(entry.body);
@@ -178,7 +180,9 @@ export function compileRobots(entry: RobotsEntry, userAgent: string, opts: Compi
       if (path === "/robots.txt") return true;
       return matcher.isAllowed(normalizePercentEncoding(path));
     },
-    sitemaps: [...new Set(parsed.sitemaps.filter(isHttpUrl))],
+    // Copied out of the file's text: a slice of it would keep the whole file alive.
+    sitemaps: [...new Set(parsed.sitemaps.filter(isHttpUrl))].map(detached),
+    bytes: matcher.bytes,
   };
   const delay = crawlDelayFor(groups, matched);
   if (typeof delay === "number" && Number.isFinite(delay) && delay >= 0) {
@@ -187,8 +191,6 @@ export function compileRobots(entry: RobotsEntry, userAgent: string, opts: Compi
   }
   return compiled;
 }
-
-type Rule = RobotsRule;
 
 /** A group with at least this many rules gets a prefix index, built at its first check (fewer: a scan is cheap). */
 const INDEX_MIN_RULES = 32;
@@ -199,89 +201,166 @@ const INDEX_MIN_RULES = 32;
  * that starts with that prefix, so a URL is checked against the few rules whose prefix it starts
  * with instead of every rule (RFC 9309 allows 500 KiB: ~20,000 rules, ~0.4 ms per URL by a scan).
  * Google's matching: the longest matching pattern decides, allow wins a tie.
+ *
+ * Compiled files stay in every fetcher's memo for as long as their host is in rotation, so the
+ * rules are kept flat: every pattern in one string with offsets, the index as typed arrays. An
+ * object and a string per rule (and a bucket per prefix) cost ~200 bytes a rule: ~4 MB for one
+ * 500 KiB file, and a few hundred such hosts filled a fetcher's heap.
  */
-class RuleMatcher {
-  private byPrefix: Map<string, Rule[]> | null = null;
-  /** The prefix lengths present in byPrefix, ascending. */
-  private lengths: number[] = [];
+export class RuleMatcher {
+  /** Every pattern, one after the other: rule i is text[starts[i], starts[i + 1]). */
+  private readonly text: string;
+  private readonly starts: Int32Array;
+  private readonly allows: Uint8Array;
+  /** Index (large groups only): rule numbers ordered by literal prefix, each rule's prefix length. */
+  private byPrefix: Int32Array | null = null;
+  private prefixLengths: Int32Array | null = null;
+  /** The distinct prefix lengths, ascending. */
+  private lengths: Int32Array | null = null;
 
-  constructor(private readonly rules: readonly Rule[]) {}
+  constructor(rules: readonly RobotsRule[]) {
+    this.starts = new Int32Array(rules.length + 1);
+    this.allows = new Uint8Array(rules.length);
+    let at = 0;
+    rules.forEach((rule, i) => {
+      this.starts[i] = at;
+      at += rule.pattern.length;
+      this.allows[i] = rule.allow ? 1 : 0;
+    });
+    this.starts[rules.length] = at;
+    // join() builds one flat string: no rule keeps a slice of the file's text alive.
+    this.text = rules.map((r) => r.pattern).join("");
+  }
+
+  /** Rules held. */
+  get size(): number {
+    return this.allows.length;
+  }
+
+  /** Approximate bytes held (patterns, offsets, and the index a large group gets at its first check). */
+  get bytes(): number {
+    const n = this.allows.length;
+    return 64 + this.text.length + n * 5 + (n >= INDEX_MIN_RULES ? n * 8 : 0);
+  }
 
   /** `path` is a path+query normalized by normalizePercentEncoding. */
   isAllowed(path: string): boolean {
-    if (this.byPrefix === null && this.rules.length >= INDEX_MIN_RULES) this.buildIndex();
-    let best: Rule | null = null;
+    const n = this.allows.length;
+    if (this.byPrefix === null && n >= INDEX_MIN_RULES) this.buildIndex();
+    let best = -1;
     if (this.byPrefix === null) {
-      for (const rule of this.rules) best = better(rule, best, path);
+      for (let i = 0; i < n; i++) best = this.better(i, best, path);
     } else {
-      for (const length of this.lengths) {
+      const order = this.byPrefix;
+      for (const length of this.lengths!) {
         if (length > path.length) break;
-        const bucket = this.byPrefix.get(length === 0 ? "" : path.slice(0, length));
-        if (bucket) for (const rule of bucket) best = better(rule, best, path);
+        // The rules whose literal prefix is exactly path[0, length): one run of the order.
+        for (let k = this.firstAtLeast(path, length); k < n; k++) {
+          const rule = order[k]!;
+          if (this.comparePrefix(rule, path, length) !== 0) break;
+          best = this.better(rule, best, path);
+        }
       }
     }
-    return best === null || best.allow;
+    return best === -1 || this.allows[best] === 1;
+  }
+
+  /** The rule that decides, of `best` so far (-1: none) and rule `i`: the longest matching pattern; on a tie, allow. */
+  private better(i: number, best: number, path: string): number {
+    if (best !== -1) {
+      const len = this.starts[i + 1]! - this.starts[i]!;
+      const bestLen = this.starts[best + 1]! - this.starts[best]!;
+      if (len < bestLen || (len === bestLen && (this.allows[best] === 1 || this.allows[i] === 0))) return best;
+    }
+    return matches(this.text, this.starts[i]!, this.starts[i + 1]!, path) ? i : best;
+  }
+
+  /** Position in byPrefix of the first rule whose literal prefix is >= path[0, length). */
+  private firstAtLeast(path: string, length: number): number {
+    const order = this.byPrefix!;
+    let lo = 0;
+    let hi = order.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (this.comparePrefix(order[mid]!, path, length) < 0) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+
+  /** Rule `i`'s literal prefix against path[0, length), as strings compare (by UTF-16 code unit). */
+  private comparePrefix(i: number, path: string, length: number): number {
+    const from = this.starts[i]!;
+    const plen = this.prefixLengths![i]!;
+    const common = Math.min(plen, length);
+    for (let k = 0; k < common; k++) {
+      const d = this.text.charCodeAt(from + k) - path.charCodeAt(k);
+      if (d !== 0) return d;
+    }
+    return plen - length;
   }
 
   private buildIndex(): void {
-    const byPrefix = new Map<string, Rule[]>();
+    const n = this.allows.length;
+    const prefixLengths = new Int32Array(n);
     const lengths = new Set<number>();
-    for (const rule of this.rules) {
-      const prefix = literalPrefix(rule.pattern);
-      const bucket = byPrefix.get(prefix);
-      if (bucket) bucket.push(rule);
-      else {
-        byPrefix.set(prefix, [rule]);
-        lengths.add(prefix.length);
-      }
+    const prefixes: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const from = this.starts[i]!;
+      prefixLengths[i] = literalPrefixLength(this.text, from, this.starts[i + 1]!);
+      lengths.add(prefixLengths[i]!);
+      prefixes.push(this.text.slice(from, from + prefixLengths[i]!));
     }
-    this.byPrefix = byPrefix;
-    this.lengths = [...lengths].sort((x, y) => x - y);
+    const order = Int32Array.from(prefixes.keys()).sort((x, y) => (prefixes[x]! < prefixes[y]! ? -1 : prefixes[x]! > prefixes[y]! ? 1 : x - y));
+    this.prefixLengths = prefixLengths;
+    this.byPrefix = order;
+    this.lengths = Int32Array.from([...lengths].sort((x, y) => x - y));
   }
 }
 
-/** The rule that decides, of `best` so far and `rule`: the longest matching pattern; on a tie, allow. */
-function better(rule: Rule, best: Rule | null, path: string): Rule | null {
-  if (best && (rule.pattern.length < best.pattern.length || (rule.pattern.length === best.pattern.length && (best.allow || !rule.allow)))) return best;
-  return matches(rule.pattern, path) ? rule : best;
+/** Length of the characters a matching path must start with: up to the first `*`, without a final `$`. */
+function literalPrefixLength(text: string, from: number, to: number): number {
+  let end = from;
+  while (end < to && text.charCodeAt(end) !== STAR) end++;
+  if (end === to && to > from && text.charCodeAt(to - 1) === DOLLAR) end--;
+  return end - from;
 }
 
-/** The characters a matching path must start with: up to the first `*`, without a final `$`. */
-function literalPrefix(pattern: string): string {
-  const star = pattern.indexOf("*");
-  let end = star === -1 ? pattern.length : star;
-  if (end === pattern.length && pattern.endsWith("$")) end--;
-  return pattern.slice(0, end);
-}
-
+const STAR = 42;
+const DOLLAR = 36;
 let lengthsScratch = new Int32Array(256);
 
 /**
- * Google's robots.txt matching (robots.cc): `*` matches any run
+ * Google's robots.txt matching (robots.cc) of the pattern text[from, to): `*` matches any run
  * of characters, a final `$` anchors the end. Keeps every prefix length of `path` matched so far.
  */
-function matches(pattern: string, path: string): boolean {
+function matches(text: string, from: number, to: number, path: string): boolean {
   if (lengthsScratch.length < path.length + 1) lengthsScratch = new Int32Array(path.length + 1);
   const lengths = lengthsScratch;
   let count = 1;
   lengths[0] = 0;
-  for (let p = 0; p < pattern.length; p++) {
-    const ch = pattern[p];
-    if (ch === "$" && p + 1 === pattern.length) return lengths[count - 1] === path.length;
-    if (ch === "*") {
+  for (let p = from; p < to; p++) {
+    const ch = text.charCodeAt(p);
+    if (ch === DOLLAR && p + 1 === to) return lengths[count - 1] === path.length;
+    if (ch === STAR) {
       count = path.length - lengths[0]! + 1;
       for (let i = 1; i < count; i++) lengths[i] = lengths[i - 1]! + 1;
     } else {
       let kept = 0;
       for (let i = 0; i < count; i++) {
         const at = lengths[i]!;
-        if (at < path.length && path[at] === ch) lengths[kept++] = at + 1;
+        if (at < path.length && path.charCodeAt(at) === ch) lengths[kept++] = at + 1;
       }
       if (kept === 0) return false;
       count = kept;
     }
   }
   return true;
+}
+
+/** A copy of `s` that shares no storage with the string it was cut from. */
+function detached(s: string): string {
+  return (" " + s).slice(1);
 }
 
 /** "shardcrawl/0.1 (+https://...)" -> "shardcrawl" (RFC 9309 2.2.1: letters, "_" and "-"). */

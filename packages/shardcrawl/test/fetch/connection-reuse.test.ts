@@ -83,4 +83,19 @@ describe("HTTPS connection reuse (simweb)", () => {
     expect(text).toContain(`shardcrawl_tls_session_reuses_total{node="node0"} ${HOSTS}`);
     expect(text).toContain(`shardcrawl_connections_opened_total{node="node0"} ${HOSTS * 2}`);
   });
+
+  it("closes an idle connection after its own keep-alive time, whatever longer time the server offers", async () => {
+    // simweb answers "Keep-Alive: timeout=10": undici alone would keep the connection 8 s.
+    const short = createHttpClient({ userAgent: "shardcrawl-test/0.1", allowPrivate: true, caFile: sim.caFile, connectTo: [`:443:127.0.0.1:${sim.httpsPort}`], keepAliveTimeoutMs: 200 });
+    try {
+      const first = await short.fetch(seeds[0]!);
+      expect(first.ok).toBe(true);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const second = await short.fetch(seeds[0]!);
+      expect(second.ok && second.reusedConnection).toBe(false);
+      expect(short.connections.opened).toBe(2);
+    } finally {
+      await short.close();
+    }
+  });
 });

@@ -17,6 +17,8 @@ import {
 import { parseRetryAfter } from "../../src/fetch/retry-after.js";
 import { listen, shutdown, trackConnections } from "./helpers/servers.js";
 import { createRequire } from "node:module";
+import { setFlagsFromString } from "node:v8";
+import { runInNewContext } from "node:vm";
 import { prng } from "../prng.js";
 
 const UA = "ShardCrawl/0.1 (+https://example.invalid/bot)";
@@ -149,6 +151,28 @@ describe("compileRobots (RFC 9309 matching)", () => {
     expect(c.isAllowed("https://example.test/zz-retired-1/ok")).toBe(true);
     expect(c.isAllowed("https://example.test/zz-retired-1/ok2")).toBe(false);
     expect(c.isAllowed("https://example.test/zz-retired-zzzz/x")).toBe(true);
+  });
+
+  it("holds a large file's rules compactly: well under a megabyte of heap for 500 KiB of rules", () => {
+    const retired: string[] = [];
+    for (let i = 0, n = 0; n < ROBOTS_MAX_BYTES; i++) {
+      retired.push(`Disallow: /zz-retired-${i.toString(36)}/`);
+      n += retired[i]!.length + 1;
+    }
+    const body = ["User-agent: *", "Disallow: /private/", "Sitemap: https://example.test/sitemap.xml", ...retired].join("\n");
+    setFlagsFromString("--expose-gc");
+    const gc = runInNewContext("gc") as () => void;
+    gc();
+    const before = process.memoryUsage().heapUsed;
+    // Each file's own text (as a fetched body is), dropped after compiling; rules indexed by a first check.
+    const kept = Array.from({ length: 10 }, (_, i) => compileRobots(rules(`${body}\n# copy ${i}`), UA));
+    for (const c of kept) expect(c.isAllowed("https://example.test/zz-retired-1/x")).toBe(false);
+    gc();
+    const perFile = (process.memoryUsage().heapUsed - before) / kept.length;
+    // An object and a string per rule came to ~4 MB per file.
+    expect(perFile).toBeLessThan(1_000_000);
+    expect(kept[0]!.bytes).toBeGreaterThan(perFile / 2);
+    expect(kept[0]!.bytes).toBeLessThan(1_000_000);
   });
 
   it("always allows /robots.txt itself", () => {
