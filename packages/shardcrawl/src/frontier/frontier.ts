@@ -331,7 +331,7 @@ export class Frontier {
     await this.redis.hset(this.keys.flowCfg, {
       floor: fl.aimdFloor, ai: fl.aimdIncrease, md: fl.aimdDecrease, lat: fl.aimdLatencyFactor, latmin: fl.aimdLatencyMinMs,
       probe: fl.aimdProbeMs, mcap: fl.aimdMaxDelayMultiplier, hbud: fl.hostPageBudget, shed: fl.shedMode, gmax: fl.globalConcurrency,
-      pk: this.politenessKey,
+      pk: this.politenessKey, affgrace: affinityGraceMs(this.delayMs),
     });
   }
 
@@ -804,3 +804,13 @@ export class Frontier {
 }
 
 export { MAX_LINKS_PER_CALL };
+
+/**
+ * How long a due host waits for the fetcher that owns it (host affinity, lease.lua) before any
+ * fetcher may take it: a quarter of the per-host delay, between 1 s and 15 s. A loaded owner can
+ * miss a fixed 1 s turn, and the host then pays a fresh DNS lookup and a full TLS handshake on
+ * another fetcher; waiting longer only delays a visit that politeness already spaced by the delay.
+ */
+export function affinityGraceMs(delayMs: number): number {
+  return Math.round(Math.min(15_000, Math.max(1_000, delayMs / 4)));
+}

@@ -1,6 +1,6 @@
 // One node's Redis state: host queues, ready schedule, leases, seen filter, robots cache, parse
 // queue and counters. See keys.ts for the keyspace and lua/ for the atomic operations.
-export { DEFAULT_FLOW, Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
+export { affinityGraceMs, DEFAULT_FLOW, Frontier, MAX_LINKS_PER_CALL } from "./frontier.js";
 export type {
   AddLinksResult, FlowSettings, FrontierOptions, FrontierStats, HostFeedback, HostLimits, HostPressure, HostState, LeaseBatch, LeaseBlock, LeaseRef, RequeueOptions,
 } from "./frontier.js";

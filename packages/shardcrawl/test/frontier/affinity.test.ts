@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
-import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
+import { affinityGraceMs, Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { checkInvariants, link, page } from "./helpers.js";
 
 let server: TestRedis;
@@ -126,5 +126,15 @@ describe("without an owner (a single leasing process), or with affinity turned o
     await queueHosts(g, 1);
     await register(g, ["0", "1"], 1);
     expect((await g.lease(500, 10, 60_000, "f0.8")).leases).toHaveLength(HOSTS);
+  });
+});
+
+describe("affinity grace from the per-host delay", () => {
+  it("is a quarter of the delay between 1 s and 15 s, and Frontier.open publishes it", async () => {
+    expect(affinityGraceMs(20)).toBe(1000);
+    expect(affinityGraceMs(10_000)).toBe(2500);
+    expect(affinityGraceMs(70_000)).toBe(15_000);
+    const f = await Frontier.open(redis, { prefix: `afg${++n}:`, bloom, delayMs: 10_000 });
+    expect(await redis.hget(`${f.keys.prefix}flowcfg`, "affgrace")).toBe("2500");
   });
 });

@@ -66,7 +66,7 @@ wake_held(32)
 --                      AFF_STALE_MS are dropped, so a dead fetcher's keys move to the others
 --   P affv     string  version of the live slot list; P h:<host> / P d:<domain> cache their
 --                      owner under ao and the version it was computed for under av
---   P flowcfg affgrace  grace in ms (default 1000; 0 = no affinity)
+--   P flowcfg affgrace  grace in ms (Frontier.open: a quarter of the delay, 1-15 s; 0 = no affinity)
 local AFF_STALE_MS = 60000
 local aff_grace = tonumber(redis.call('HGET', K_FLOWCFG, 'affgrace') or '') or 1000
 local my_slot = nil
