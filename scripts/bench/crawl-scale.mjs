@@ -133,8 +133,7 @@ async function preload(n) {
     }
     await Promise.all(inFlight);
   } finally {
-    // The node's counters (seeds + discovered = frontier size) include what was added here.
-    if (added) await r.hincrby("sc:stats", "seeds", added).catch(() => {});
+    // add_links credits what it adds to the node's "seeds" counter (seeds + discovered = frontier size).
     r.disconnect();
   }
   const seconds = (Date.now() - t) / 1000;
