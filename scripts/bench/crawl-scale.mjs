@@ -7,8 +7,13 @@
 // seconds it samples the CPU seconds and resident memory of every process of the node
 // (supervisor, fetchers, parsers, redis-server) and Redis's memory. CPU per page per decade shows
 // whether the per-page cost stays flat as the frontier grows; on a shared machine read the ratios
-// between decades, not the speeds.
+// between decades, not the speeds. A long run must not die silently: progress lines go to a file
+// (--progress), every sample to --samples, the result is rewritten after each decade, a decade
+// that fails is recorded in "problems" and the run goes on, and --max-minutes (or a signal) ends
+// the run with the decades measured so far.
 // Usage: node scripts/bench/crawl-scale.mjs [--mode quick|full] [--out FILE] [--samples FILE]
+//          [--progress FILE] [--max-minutes N] [--segment-minutes N] [--window PAGES]
+//          [--hosts N] [--target-urls N] [--seed-hosts N] [--unserved exclude|crawl]
 import { spawn } from "node:child_process";
 import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -17,7 +22,11 @@ import {
   ROOT, RESULTS_DIR, SHARDCRAWL_CLI, args, benchRequireRoot, descendants, fmt, procCmd, procCpu, procRss, startRedisServer, startSimweb, writeResult,
 } from "./common.mjs";
 
-const opts = args({ samples: { type: "string" }, "target-urls": { type: "string" }, window: { type: "string" }, hosts: { type: "string" }, "seed-hosts": { type: "string" } });
+const opts = args({
+  samples: { type: "string" }, "target-urls": { type: "string" }, window: { type: "string" }, hosts: { type: "string" }, "seed-hosts": { type: "string" },
+  "max-minutes": { type: "string" }, "segment-minutes": { type: "string" }, progress: { type: "string" }, unserved: { type: "string", default: "exclude" },
+});
+if (opts.unserved !== "exclude" && opts.unserved !== "crawl") throw new Error(`--unserved must be exclude or crawl, got ${opts.unserved}`);
 const FULL = opts.mode === "full";
 const HOSTS = Number(opts.hosts ?? (FULL ? 100_000 : 10_000));
 const TARGET = Number(opts["target-urls"] ?? (FULL ? 1e7 : 1e5));
@@ -28,9 +37,22 @@ const DECADES = [1e4, 1e5, 1e6, 1e7].filter((d) => d <= TARGET);
 /** Pages measured at each decade (after a fifth as many more for start-up). */
 const WINDOW = Number(opts.window ?? (FULL ? 2000 : 1000));
 const SAMPLE_MS = 3000;
+/** The whole run stops here (partial results kept): a long run must end in time on a shared machine. */
+const MAX_MS = Number(opts["max-minutes"] ?? (FULL ? 90 : 20)) * 60_000;
+/** A segment that has not crawled its window by then is ended with the pages it has. */
+const SEGMENT_MS = Number(opts["segment-minutes"] ?? (FULL ? 12 : 5)) * 60_000;
+const tStart = Date.now();
 const work = mkdtempSync(join(tmpdir(), "bench-crawl-scale-"));
 const samplesFile = opts.samples ?? join(work, "samples.jsonl");
 writeFileSync(samplesFile, "");
+/** Progress lines (timestamped) for a run nobody watches: appended as it goes, never lost with the run. */
+const progressFile = opts.progress ?? join(work, "progress.log");
+function progress(line) {
+  const l = `${new Date().toISOString().slice(11, 19)}Z ${line}`;
+  process.stderr.write(`crawl-scale ${l}\n`);
+  try { appendFileSync(progressFile, `${l}\n`); } catch { /* the run goes on without its log */ }
+}
+const timeLeft = () => MAX_MS - (Date.now() - tStart);
 
 function roleOf(pid, redisPid) {
   if (pid === redisPid) return "redis";
@@ -44,51 +66,81 @@ function roleOf(pid, redisPid) {
 const SIM_CONFIG = { preset: "polite", hosts: HOSTS, seed: 17, httpsShare: 0, outDegreeFrom: "real" };
 const sim = await startSimweb(SIM_CONFIG, [], join(work, "simweb"));
 const seeds = join(work, "seeds.txt");
+const excludeFile = join(work, "exclude.txt");
+writeFileSync(excludeFile, "invalid simweb's unserved hosts\n");
 const redis = await startRedisServer(join(work, "redis"));
 const { World, makeConfig } = await import(join(ROOT, "packages/simweb/dist/index.js"));
 const world = new World(makeConfig(SIM_CONFIG));
 
+/** Per host, the next page id to preload (home pages, id 0, are the first segment's seeds). */
+const nextPage = new Uint32Array(world.hostCount()).fill(1);
+
 /**
- * Page URLs of simweb in a fixed order (page id j of every host that has one, j = 1, 2, ...): the
- * seeds that bring the frontier to the next decade. Home pages (id 0) are the first segment's seeds.
+ * `n` more simweb page URLs, spread evenly over the hosts (each host gives its next q pages, q the
+ * same for all, hosts with fewer pages give what they have) and emitted host by host: a batch
+ * then holds a few hosts' runs of URLs, so the frontier's per-host work (host hash, queue, ready
+ * schedule) is paid once per run, not once per URL as in a round-robin over 10^5 hosts.
  */
-function* pageUrls() {
-  const n = world.hostCount();
-  for (let j = 1; ; j++) {
+function* pageUrls(n) {
+  const hosts = world.hostCount();
+  let left = n;
+  while (left > 0) {
+    const q = Math.max(1, Math.ceil(left / hosts));
     let any = false;
-    for (let i = 0; i < n; i++) {
+    for (let i = 0; i < hosts && left > 0; i++) {
       const h = world.model(i);
-      if (j < h.info.pageCount) { any = true; yield world.pageUrl(h, j); }
+      const end = Math.min(h.info.pageCount, nextPage[i] + q, nextPage[i] + left);
+      for (let j = nextPage[i]; j < end; j++) yield world.pageUrl(h, j);
+      if (end > nextPage[i]) any = true;
+      left -= end - nextPage[i];
+      nextPage[i] = end;
     }
     if (!any) return;
   }
 }
-const urlGen = pageUrls();
 
 /**
  * Adds `n` simweb page URLs to the stopped node's frontier through the frontier's own batch
- * admission (seeds through the crawl command go one by one: hours for 10^7 on this machine).
+ * admission (Frontier.addLinks: seen filter, caps, opt-out list, domain politeness), two batches
+ * in flight so packing on this side overlaps the script in Redis. Returns what was added.
  */
 async function preload(n) {
   const { Frontier } = await import(join(ROOT, "packages/shardcrawl/dist/frontier/index.js"));
   const { Redis } = benchRequireRoot("ioredis");
   const r = new Redis({ port: redis.port, host: "127.0.0.1", enableAutoPipelining: true, maxRetriesPerRequest: null, commandTimeout: 600_000 });
-  // The filter's parameters are the node's, stored by its first start.
-  const frontier = await Frontier.open(r, { prefix: "sc:" });
-  let added = 0;
-  while (added < n) {
-    const batch = [];
-    for (let i = 0; i < 5000; i++) {
-      const u = urlGen.next();
-      if (u.done) break;
-      batch.push({ url: u.value, host: new URL(u.value).hostname, tier: 1, depth: 1, hops: 0 });
+  const t = Date.now();
+  let added = 0, seen = 0, dropped = 0, offered = 0, lastNote = t;
+  try {
+    // The filter's parameters are the node's, stored by its first start.
+    const frontier = await Frontier.open(r, { prefix: "sc:" });
+    const gen = pageUrls(n);
+    const inFlight = new Set();
+    for (;;) {
+      const batch = [];
+      for (let i = 0; i < 10_000; i++) {
+        const u = gen.next();
+        if (u.done) break;
+        batch.push({ url: u.value, host: new URL(u.value).hostname, tier: 1, depth: 1, hops: 0 });
+      }
+      if (!batch.length) break;
+      offered += batch.length;
+      const p = frontier.addLinks(batch, { kind: "seeds" }).then((res) => { added += res.added; seen += res.seen; dropped += res.dropped; });
+      inFlight.add(p);
+      void p.finally(() => inFlight.delete(p));
+      if (inFlight.size >= 2) await Promise.race(inFlight);
+      if (Date.now() - lastNote > 30_000) {
+        lastNote = Date.now();
+        progress(`  loading: ${offered} offered, ${added} added, ${fmt(offered / ((lastNote - t) / 1000), 0)} URLs/s`);
+      }
+      if (timeLeft() <= 0) throw new Error("out of time while loading");
     }
-    if (!batch.length) break;
-    added += (await frontier.addLinks(batch, { kind: "seeds" })).added;
+    await Promise.all(inFlight);
+  } finally {
+    // add_links credits what it adds to the node's "seeds" counter (seeds + discovered = frontier size).
+    r.disconnect();
   }
-  // The node's counters (seeds + discovered = frontier size) include what was added here.
-  await r.hincrby("sc:stats", "seeds", added);
-  r.disconnect();
+  const seconds = (Date.now() - t) / 1000;
+  return { offered, added, seen, dropped, seconds, urlsPerS: offered / Math.max(seconds, 1e-3) };
 }
 
 const perPid = new Map();
@@ -97,8 +149,8 @@ const redis0 = redis.cpu();
 let crawl;
 let t0 = Date.now();
 
-async function sample(segment) {
-  for (const pid of [crawl.pid, ...descendants(crawl.pid), redis.pid]) {
+async function sample(segment, phase = "crawl") {
+  for (const pid of [...(crawl?.exitCode === null ? [crawl.pid, ...descendants(crawl.pid)] : []), redis.pid]) {
     const c = procCpu(pid);
     if (!c) continue;
     const p = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, rss: 0, peak: 0 };
@@ -116,10 +168,13 @@ async function sample(segment) {
   const stats = await redis.client.hgetall("sc:stats").catch(() => ({}));
   const info = await redis.client.info("memory").catch(() => "");
   const s = {
-    segment, elapsedS: (Date.now() - t0) / 1000, load1: loadavg()[0], cpu, rssMB: rss,
+    segment, phase, elapsedS: (Date.now() - t0) / 1000, load1: loadavg()[0], cpu, rssMB: rss,
     redisUsedMB: Number(/used_memory:(\d+)/.exec(info)?.[1] ?? NaN) / 1e6, redisRssMB: Number(/used_memory_rss:(\d+)/.exec(info)?.[1] ?? NaN) / 1e6,
     fetched: Number(stats.fetched ?? 0), frontier: Number(stats.seeds ?? 0) + Number(stats.discovered ?? 0), discovered: Number(stats.discovered ?? 0),
+    queued: Number(stats.queued ?? 0), hostsQueued: Number(stats.hostsQueued ?? 0),
     duplicates: Number(stats.duplicates ?? 0), parsed: Number(stats.parsed ?? 0),
+    // Leases include robots.txt fetches of hosts seen for the first time (the URL is requeued).
+    leased: Number(stats.leased ?? 0), requeued: Number(stats.requeued ?? 0), connOpened: Number(stats["conn:opened"] ?? 0),
   };
   samples.push(s);
   appendFileSync(samplesFile, JSON.stringify(s) + "\n");
@@ -128,21 +183,25 @@ async function sample(segment) {
 
 const total = (s) => Object.values(s.cpu).reduce((n, c) => n + c, 0);
 const windows = [];
+const problems = [];
 let last = { frontier: 0, fetched: 0 };
-/**
- * One segment per decade: the node is (re)started on the same output folder with seeds that bring
- * its frontier to the decade, crawls WINDOW pages there, and is stopped. CPU per page is taken over
- * the segment's pages after its first fifth (start-up and seed loading left out).
- */
-for (const [k, size] of DECADES.entries()) {
-  if (k === 0) writeFileSync(seeds, world.seeds(SEED_HOSTS).join("\n") + "\n");
-  else await preload(size - last.frontier);
+let stopping = false;
+// A signal ends the run as --max-minutes does: the node is stopped and what was measured is kept.
+for (const sig of ["SIGINT", "SIGTERM", "SIGHUP"]) process.on(sig, () => { stopping = true; progress(`${sig}: stopping after this step`); });
+
+/** Starts the node on the output folder, crawls until WINDOW + WINDOW/5 more pages, stops it. */
+async function crawlSegment(k, size, loading) {
   const argv = [
     SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", join(work, "crawl"), "--redis", redis.url, "--progress", "off",
     "--scope", "any", "--delay", "1000", "--max-page-bytes", String(250 * 1024), "--allow-private", "--ca-file", sim.ca,
     "--user-agent", "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)",
     "--connect-to", `:80:127.0.0.1:${sim.http}`, "--connect-to", `:443:127.0.0.1:${sim.https}`,
     "--expected-urls", String(TARGET),
+    // simweb's links to hosts it does not serve (.invalid) reach simweb too (--connect-to) and are
+    // reset: with --scope any each such host is a robots.txt outage retried for days, and at 10^5+
+    // hosts those retries take most leases (measured at 10^6 URLs: 6.8 leases and 6 connections per
+    // page fetched). On the opt-out list they are refused at admission; --unserved crawl keeps them.
+    ...(opts.unserved === "exclude" ? ["--exclude-file", excludeFile] : []),
     // WARC files are deleted once closed: 10^5 pages of simweb's sizes would otherwise fill the disk.
     "--on-file-closed", "true", "--delete-shipped", "--warc-max-file-bytes", String(256 << 20),
   ];
@@ -152,31 +211,78 @@ for (const [k, size] of DECADES.entries()) {
   let exited = null;
   crawl.once("exit", (c, s) => { exited = c ?? s; });
   const startFetched = last.fetched;
+  const segStart = Date.now();
   let first;
+  let endReason = "window";
+  let stopped;
   for (;;) {
     await new Promise((r) => setTimeout(r, SAMPLE_MS));
     last = await sample(k);
     const done = last.fetched - startFetched;
     if (!first && done >= WINDOW / 5) first = last;
-    if (exited !== null || done >= WINDOW + WINDOW / 5) break;
-    if (samples.length % 20 === 0) process.stderr.write(`crawl-scale segment ${size}: ${fmt(last.elapsedS, 0)} s, ${last.fetched} pages, frontier ${last.frontier} URLs, redis ${fmt(last.redisUsedMB, 0)} MB, load ${fmt(last.load1)}\n`);
+    if (exited !== null) { endReason = `node exited (${exited})`; break; }
+    if (done >= WINDOW + WINDOW / 5) break;
+    if (stopping) { endReason = "signal"; break; }
+    if (timeLeft() <= 0) { endReason = "--max-minutes"; break; }
+    if (Date.now() - segStart > SEGMENT_MS) { endReason = "segment time limit"; break; }
+    if (samples.length % 20 === 0) progress(`  segment ${size}: ${fmt(last.elapsedS, 0)} s, ${done} pages this segment, frontier ${last.frontier} URLs, redis ${fmt(last.redisUsedMB, 0)} MB, load ${fmt(last.load1)}`);
   }
   if (exited === null) {
     crawl.kill("SIGTERM");
     await Promise.race([new Promise((r) => crawl.once("exit", r)), new Promise((r) => setTimeout(r, 300_000))]);
-    if (crawl.exitCode === null) crawl.kill("SIGKILL");
+    if (crawl.exitCode === null && crawl.signalCode === null) crawl.kill("SIGKILL");
+    // The stopping node still acks the pages in flight: the next decade starts from what it left.
+    stopped = await sample(k, "stopped");
   } else {
-    process.stderr.write(`segment ${size}: crawl ended early (${exited}): ${stderr.slice(-2000)}\n`);
+    problems.push({ size, what: `crawl ended early (${exited})`, stderr: stderr.slice(-2000) });
+    progress(`segment ${size}: crawl ended early (${exited}): ${stderr.slice(-500).replace(/\n/g, " | ")}`);
   }
+  if (endReason !== "window") progress(`segment ${size}: ended by ${endReason}`);
   if (first && last.fetched > first.fetched) {
     const pages = last.fetched - first.fetched;
-    windows.push({
-      size, frontierFrom: first.frontier, frontierTo: last.frontier, pages, cpuMsPerPage: ((total(last) - total(first)) / pages) * 1000,
+    const w = {
+      size, frontierFrom: first.frontier, frontierTo: last.frontier, hostsQueued: last.hostsQueued, pages, endReason,
+      cpuMsPerPage: ((total(last) - total(first)) / pages) * 1000,
       msPerPageByRole: Object.fromEntries(Object.keys(last.cpu).map((r) => [r, (((last.cpu[r] ?? 0) - (first.cpu[r] ?? 0)) / pages) * 1000])),
       linksNewPerPage: (last.discovered - first.discovered) / Math.max(1, last.parsed - first.parsed),
       duplicatesPerPage: (last.duplicates - first.duplicates) / Math.max(1, last.parsed - first.parsed),
-      rssMB: last.rssMB, redisUsedMB: last.redisUsedMB, load1: last.load1,
-    });
+      leasesPerPage: (last.leased - first.leased) / pages, connectionsPerPage: (last.connOpened - first.connOpened) / pages,
+      rssMB: last.rssMB, redisUsedMB: last.redisUsedMB, redisBytesPerUrl: (last.redisUsedMB * 1e6) / Math.max(1, last.frontier),
+      load1: last.load1, elapsedS: (Date.now() - segStart) / 1000, loading,
+    };
+    windows.push(w);
+    progress(`segment ${size}: ${pages} pages measured, ${fmt(w.cpuMsPerPage, 2)} ms CPU/page ${JSON.stringify(Object.fromEntries(Object.entries(w.msPerPageByRole).map(([r, v]) => [r, +v.toFixed(2)])))}, frontier ${last.frontier} URLs, ${last.hostsQueued} hosts queued, redis ${fmt(last.redisUsedMB, 0)} MB (${fmt(w.redisBytesPerUrl, 0)} B/URL), RSS MB ${JSON.stringify(Object.fromEntries(Object.entries(last.rssMB).map(([r, v]) => [r, Math.round(v)])))}, load ${fmt(last.load1)}`);
+  } else {
+    problems.push({ size, what: `too few pages to measure (${last.fetched - startFetched})` });
+    progress(`segment ${size}: too few pages to measure (${last.fetched - startFetched})`);
+  }
+  if (stopped) last = stopped;
+  save();
+}
+
+/**
+ * One segment per decade: seeds that bring the frontier to the decade are loaded into the stopped
+ * node's frontier, then the node is (re)started on the same output folder, crawls WINDOW pages
+ * there, and is stopped. CPU per page is taken over the segment's pages after its first fifth
+ * (start-up left out). A decade that fails is recorded and the run goes on to the next one.
+ */
+progress(`start: ${HOSTS} hosts, decades ${DECADES.join(", ")}, window ${WINDOW} pages, max ${MAX_MS / 60_000} min, samples ${samplesFile}`);
+for (const [k, size] of DECADES.entries()) {
+  if (stopping || timeLeft() <= 0) { progress(`stopped before the ${size} decade (${stopping ? "signal" : "--max-minutes"})`); break; }
+  let loading;
+  try {
+    if (k === 0) writeFileSync(seeds, world.seeds(SEED_HOSTS).join("\n") + "\n");
+    else if (size > last.frontier) {
+      progress(`decade ${size}: loading ${size - last.frontier} URLs (frontier ${last.frontier})`);
+      loading = await preload(size - last.frontier);
+      last = await sample(k, "loaded");
+      progress(`decade ${size}: loaded ${loading.added} of ${loading.offered} in ${fmt(loading.seconds, 0)} s (${fmt(loading.urlsPerS, 0)} URLs/s), frontier ${last.frontier} URLs, redis ${fmt(last.redisUsedMB, 0)} MB`);
+    }
+    await crawlSegment(k, size, loading);
+  } catch (err) {
+    problems.push({ size, what: String(err?.stack ?? err) });
+    progress(`decade ${size} failed: ${String(err?.message ?? err)}`);
+    if (crawl && crawl.exitCode === null && crawl.signalCode === null) crawl.kill("SIGKILL");
     save();
   }
 }
@@ -185,19 +291,25 @@ await sim.stop();
 
 function save() {
   const base = windows[0];
-  for (const w of windows) w.vsFirst = w.cpuMsPerPage / base.cpuMsPerPage;
+  for (const w of windows) w.vsFirst = base ? w.cpuMsPerPage / base.cpuMsPerPage : undefined;
   const peakRssMB = {};
   for (const p of perPid.values()) peakRssMB[p.role] = Math.max(peakRssMB[p.role] ?? 0, p.peak / 1e6);
+  const ratios = windows.map((w) => w.vsFirst).filter(Number.isFinite);
   writeResult(opts.out ?? join(RESULTS_DIR, `crawl-scale-${opts.mode}.json`), {
     bench: "crawl-scale", mode: opts.mode, hosts: HOSTS, seedHosts: SEED_HOSTS, targetUrls: TARGET, window: WINDOW,
+    complete: windows.length === DECADES.length && problems.length === 0,
     reached: { frontier: last.frontier, fetched: last.fetched, elapsedS: last.elapsedS, redisUsedMB: last.redisUsedMB },
-    windows, peakRssMB, samplesFile: opts.samples ? samplesFile : undefined,
+    flatWithin20pct: ratios.length > 1 ? Math.max(...ratios) / Math.min(...ratios) <= 1.2 : undefined,
+    windows, problems, peakRssMB, samplesFile: opts.samples ? samplesFile : undefined,
     // Every 10th sample kept in the result, for a chart of memory and CPU through the run.
     trace: samples.filter((_, j) => j % 10 === 0),
-    command: `node scripts/bench/crawl-scale.mjs --mode ${opts.mode}`,
+    unserved: opts.unserved,
+    command: `node scripts/bench/crawl-scale.mjs --mode ${opts.mode}${opts["max-minutes"] ? ` --max-minutes ${opts["max-minutes"]}` : ""}${opts.unserved !== "exclude" ? ` --unserved ${opts.unserved}` : ""}`,
   });
 }
-for (const w of windows) process.stderr.write(`frontier ${w.size}: ${fmt(w.cpuMsPerPage, 2)} ms CPU/page (x${fmt(w.vsFirst, 2)} of the first) over ${w.pages} pages; ${JSON.stringify(Object.fromEntries(Object.entries(w.msPerPageByRole ?? {}).map(([r, v]) => [r, +v.toFixed(2)])))}\n`);
+save();
+for (const w of windows) progress(`frontier ${w.size}: ${fmt(w.cpuMsPerPage, 2)} ms CPU/page (x${fmt(w.vsFirst, 2)} of the first) over ${w.pages} pages; ${JSON.stringify(Object.fromEntries(Object.entries(w.msPerPageByRole ?? {}).map(([r, v]) => [r, +v.toFixed(2)])))}`);
+progress(`done in ${fmt((Date.now() - tStart) / 60_000, 1)} min${problems.length ? `, ${problems.length} problems (see the result's "problems")` : ""}`);
 if (!opts.samples) rmSync(work, { recursive: true, force: true });
 else rmSync(join(work, "crawl"), { recursive: true, force: true });
 process.exit(0);

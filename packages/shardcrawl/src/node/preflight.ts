@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { Redis } from "ioredis";
 import type { NodeConfig } from "./config.js";
 import { StartupError } from "./exit-codes.js";
-import { readSeedFile, type SeedFile } from "./seeds.js";
+import { readSeedBatches, type SeedTally } from "./seeds.js";
 
 const REDIS_PROBE_TIMEOUT_MS = 5_000;
 
@@ -44,7 +44,11 @@ export function checkOutDir(out: string): void {
   }
 }
 
-export function readSeeds(file: string, maxUrlLength: number, stripParams: readonly string[] = []): SeedFile {
+/**
+ * Checks the seed file can be read and gives at least one URL when it has lines at all. Reads only
+ * up to the first usable URL: the node streams the whole file later (node/seed-loading.ts).
+ */
+export async function checkSeeds(file: string, maxUrlLength: number, stripParams: readonly string[] = []): Promise<void> {
   let isFile = false;
   try {
     isFile = statSync(file).isFile();
@@ -54,20 +58,21 @@ export function readSeeds(file: string, maxUrlLength: number, stripParams: reado
     throw new StartupError("seeds", `cannot read the seed file ${file}: ${why}`, "check the --seeds path (one URL per line), or leave --seeds out to resume the crawl already in --out");
   }
   if (!isFile) throw new StartupError("seeds", `the seed file ${file} is not a file`, "give --seeds a text file with one URL per line");
-  const seeds = readSeedFile(file, maxUrlLength, stripParams);
-  if (seeds.accepted.length === 0 && seeds.rejected.length > 0) {
-    const first = seeds.rejected[0]!;
-    throw new StartupError("seedUrls", `no usable URL in the seed file ${file}: all ${seeds.rejected.length} lines were rejected, the first at line ${first.line} (${first.reason}: ${first.text.slice(0, 120)})`, "write absolute http:// or https:// URLs, one per line (# starts a comment)");
+  const tally: SeedTally = { accepted: 0, rejected: 0, firstRejected: [] };
+  // The first batch of one ends the read (the generator closes the file).
+  for await (const first of readSeedBatches(file, maxUrlLength, stripParams, tally, 1)) if (first.length) break;
+  if (tally.accepted === 0 && tally.rejected > 0) {
+    const first = tally.firstRejected[0]!;
+    throw new StartupError("seedUrls", `no usable URL in the seed file ${file}: all ${tally.rejected} lines were rejected, the first at line ${first.line} (${first.reason}: ${first.text.slice(0, 120)})`, "write absolute http:// or https:// URLs, one per line (# starts a comment)");
   }
-  return seeds;
 }
 
 /** One line per rejected seed (the first few), with what to do; the other seeds are crawled. */
-export function seedRejectionLines(file: string, seeds: SeedFile, max = 5): string[] {
-  if (seeds.rejected.length === 0) return [];
-  const lines = seeds.rejected.slice(0, max).map((r) => `seed rejected: ${file} line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);
-  const more = seeds.rejected.length > max ? ` (${seeds.rejected.length - max} more not shown)` : "";
-  lines.push(`${seeds.rejected.length} seed lines rejected${more}; the other ${seeds.accepted.length} seeds are crawled: fix or remove those lines and run again with the same --out to add them`);
+export function seedRejectionLines(file: string, seeds: SeedTally, max = 5): string[] {
+  if (seeds.rejected === 0) return [];
+  const lines = seeds.firstRejected.slice(0, max).map((r) => `seed rejected: ${file} line ${r.line}: ${r.reason}: ${r.text.slice(0, 200)}`);
+  const more = seeds.rejected > max ? ` (${seeds.rejected - max} more not shown)` : "";
+  lines.push(`${seeds.rejected} seed lines rejected${more}; the other ${seeds.accepted} seeds are crawled: fix or remove those lines and run again with the same --out to add them`);
   return lines;
 }
 
@@ -115,11 +120,10 @@ export async function checkRedis(url: string): Promise<void> {
   }
 }
 
-/** Everything above, in the order a user would want to hear about it. Returns the seeds read. */
-export async function preflight(config: NodeConfig): Promise<SeedFile | null> {
-  const seeds = config.seeds ? readSeeds(config.seeds, config.maxUrlLength, config.stripParams) : null;
+/** Everything above, in the order a user would want to hear about it. */
+export async function preflight(config: NodeConfig): Promise<void> {
+  if (config.seeds) await checkSeeds(config.seeds, config.maxUrlLength, config.stripParams);
   checkOutDir(config.out);
   await checkStatusPort(config.statusBind, config.statusPort);
   if (config.redis) await checkRedis(config.redis);
-  return seeds;
 }

@@ -1,7 +1,6 @@
 // The supervisor of one node: repairs output left by a crash, starts (or re-attaches to) the
 // node's Redis, recovers work a dead run held, loads seeds, forks fetchers and parsers, reaps
 // expired leases, serves /status and /metrics, shows progress, and decides when the crawl is done.
-import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Redis } from "ioredis";
@@ -13,11 +12,11 @@ import { startNodeRedis, type RedisHandle } from "./redis-server.js";
 import { startStatusServer, type StatusServer } from "./status-server.js";
 import { loadExcludeFile } from "./exclude-file.js";
 import { preflight, seedRejectionLines } from "./preflight.js";
+import { loadSeeds, type SeedReport } from "./seed-loading.js";
 import { repairOutputDir } from "../store/repair.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
-import { hostOf } from "../url/normalize.js";
 import { cachedDiskUsage } from "./disk-usage.js";
 import { RecrawlLoop } from "../schedule/recrawl/continuous-loop.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
@@ -75,7 +74,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   checkUserAgentContact(config);
   const startedAt = Date.now();
   // Seeds, --out, the status port and --redis are checked before anything starts.
-  const seeds = await preflight(config);
+  await preflight(config);
   mkdirSync(config.out, { recursive: true });
   // Operator messages go to the terminal and, as structured lines, to <out>/logs/supervisor.<n>.log.
   const log = openSupervisorLog(config);
@@ -127,19 +126,19 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     const ex = await loadExcludeFile(frontier, config.excludeFile);
     say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
   }
-  const seedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
-  if (config.seeds && seeds) {
-    seedReport.read = seeds.accepted.length + seeds.rejected.length;
-    seedReport.rejected = seeds.rejected.length;
-    for (const line of seedRejectionLines(config.seeds, seeds)) say(line);
-    // The scope is the whole cluster's (every node reads the same list); the seeds are our share.
-    await frontier.saveScope(config.scope, seeds.accepted);
-    // Seeds pass the chain's shard filter here; the frontier runs the opt-out list and trap filters.
-    const admission = router ? buildAdmissionChain([new ShardFilter(router)]) : null;
-    const own = admission ? seeds.accepted.filter((u) => admission.check(u, hostOf(u) ?? "") === undefined) : seeds.accepted;
-    seedReport.otherShards = seeds.accepted.length - own.length;
-    seedReport.accepted = await frontier.addSeeds(own, Date.now());
-    if (router) say(`shard ${config.shard!.self}: ${own.length} of ${seeds.accepted.length} seeds are ours; the other nodes own the rest`);
+  let seedReport: SeedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
+  if (config.seeds) {
+    // Streamed: a seed file of millions of lines is never held whole; the frontier runs the
+    // opt-out list and trap filters, the shard filter keeps our share.
+    const t = Date.now();
+    const loaded = await loadSeeds(frontier, {
+      file: config.seeds, scope: config.scope, maxUrlLength: config.maxUrlLength, stripParams: config.stripParams, router,
+      onProgress: (tally, added) => say(`loading seeds: ${tally.accepted} read, ${added} new so far (${formatDuration(Date.now() - t)})`),
+    });
+    seedReport = loaded.report;
+    for (const line of seedRejectionLines(config.seeds, loaded.tally)) say(line);
+    const read = loaded.tally.accepted;
+    if (router) say(`shard ${config.shard!.self}: ${read - seedReport.otherShards} of ${read} seeds are ours; the other nodes own the rest`);
   } else if (!(await frontier.hasScope())) {
     throw new Error(`no --seeds given and ${config.out} holds no crawl to resume`);
   }

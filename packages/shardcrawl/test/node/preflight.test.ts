@@ -1,7 +1,7 @@
 // Pure pieces of the start-up checks: passwords never printed, rejected seeds reported with a fix.
 import { describe, expect, it } from "vitest";
 import { redactRedisUrl, seedRejectionLines } from "../../src/node/preflight.js";
-import { parseSeeds } from "../../src/node/seeds.js";
+import { parseSeeds, tallyOf } from "../../src/node/seeds.js";
 
 describe("preflight messages", () => {
   it("hides the password of a Redis URL, keeps the rest", () => {
@@ -12,15 +12,15 @@ describe("preflight messages", () => {
 
   it("names each rejected seed line and says the rest are crawled", () => {
     const seeds = parseSeeds("http://a.test/\nnot a url\nhttp://b.test/\n", 2048);
-    const lines = seedRejectionLines("s.txt", seeds);
+    const lines = seedRejectionLines("s.txt", tallyOf(seeds));
     expect(lines[0]).toMatch(/^seed rejected: s\.txt line 2: .*not a url$/);
     expect(lines.at(-1)).toMatch(/^1 seed lines rejected; the other 2 seeds are crawled: fix or remove those lines/);
-    expect(seedRejectionLines("s.txt", parseSeeds("http://a.test/\n", 2048))).toEqual([]);
+    expect(seedRejectionLines("s.txt", tallyOf(parseSeeds("http://a.test/\n", 2048)))).toEqual([]);
   });
 
   it("shows at most five and counts the rest", () => {
     const seeds = parseSeeds(Array.from({ length: 8 }, (_, i) => `bad ${i}`).concat("http://a.test/").join("\n"), 2048);
-    const lines = seedRejectionLines("s.txt", seeds);
+    const lines = seedRejectionLines("s.txt", tallyOf(seeds));
     expect(lines).toHaveLength(6);
     expect(lines.at(-1)).toMatch(/8 seed lines rejected \(3 more not shown\)/);
   });
