@@ -15,6 +15,7 @@ import {
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
 } from "./index.js";
 import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
+import { cachedRegistrableDomain } from "../../url/scope.js";
 import { FrontierKeys, type HostPressure } from "../../frontier/index.js";
 import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
 import { chargesKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
@@ -44,6 +45,8 @@ const MAX_SITEMAPS_PER_HOST_ROUND = 20;
 const QUEUED_MEMORY = 100_000;
 /** Share of a cycle's budget listing reads may take; the rest stays for the pages themselves. */
 const LISTING_BUDGET_SHARE = 0.5;
+/** Change hints remembered with the time of their evidence (recent ones; cleared when full). */
+const HINT_MEMORY = 100_000;
 
 export interface RecrawlSnapshot {
   unit: RecrawlBudgetUnit;
@@ -88,13 +91,16 @@ export interface RecrawlHostConfig {
   userAgent: string;
   delayMs: number;
   politenessMarginMs: number;
+  /** Whether the fetch stage spaces requests per registrable domain (default) or per host. */
+  politenessKey?: "host" | "domain";
   leaseTtlMs: number;
   recrawl?: RecrawlNodeConfig;
 }
 
 /** What the loop needs from the node's frontier (its host queues, robots cache and flow state). */
 export interface RecrawlFrontierPort {
-  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number): Promise<number>;
+  /** `front`: ahead of the tier's backlog (a hinted page, a new feed entry). */
+  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number, front?: boolean): Promise<number>;
   hostOrigin(host: string): Promise<string | null>;
   hostPressure(topN: number): Promise<HostPressure[]>;
   mightHaveSeen(urls: readonly string[]): Promise<boolean[]>;
@@ -112,6 +118,11 @@ export class RecrawlLoop {
   private readonly listingRules: ListingRules;
   /** URLs queued for discovery from feeds and sitemaps (recent ones; cleared when full). */
   private readonly queuedNew = new Set<string>();
+  /**
+   * Pages hinted stale, with the time of the evidence (listing read, entry date). A visit fetched
+   * before that time but recorded after the hint clears the hint in its record; it is hinted again.
+   */
+  private readonly hintedAt = new Map<string, number>();
   /** Per host: sitemaps fetched in the current sitemap round. */
   private readonly sitemapRound = new Map<string, number>();
   private readonly feedDue = new Map<string, number>();
@@ -146,6 +157,7 @@ export class RecrawlLoop {
       // The fetch stage enforces the real gap (robots Crawl-delay, back-off); the plan only avoids
       // planning more than a host can take in a cycle.
       hostDelayMs: () => this.config.delayMs + this.config.politenessMarginMs,
+      politenessKey: this.config.politenessKey === "host" ? (host) => host : cachedRegistrableDomain,
       pendingTimeoutMs: Math.max(4 * cycleMs, 2 * this.config.leaseTtlMs),
       maxDebt: budgetPerDay(this.rc).perDay,
       maxMissedPlans: MAX_MISSED_PLANS,
@@ -267,7 +279,9 @@ export class RecrawlLoop {
     if (due > 0) {
       const batch = this.queue.slice(0, due);
       this.queue = this.queue.slice(due);
-      await this.frontier.addRevisits(batch, REVISIT_TIER, now);
+      const urgent = batch.filter((v) => v.urgent);
+      if (urgent.length < batch.length) await this.frontier.addRevisits(batch.filter((v) => !v.urgent), REVISIT_TIER, now);
+      if (urgent.length > 0) await this.frontier.addRevisits(urgent, REVISIT_TIER, now, true);
     }
   }
 
@@ -292,11 +306,36 @@ export class RecrawlLoop {
         }
       }
       for (let i = 0; i < rows.length; i += RECORD_BATCH) await this.scheduler.recorded(rows.slice(i, i + RECORD_BATCH), now);
+      await this.rehint(rows, now);
       await this.scheduler.charge(charged);
       this.lastOutcomeId = (rows[rows.length - 1] as { id: string }).id;
       await this.scheduler.setMark("rv", this.lastOutcomeId);
       if (rows.length < OUTCOME_BATCH) return;
     }
+  }
+
+  /** Notes hints with the time of their evidence (see hintedAt). */
+  private rememberHints(hints: ReadonlyArray<readonly [string, number]>): void {
+    for (const [url, evidenceMs] of hints) {
+      if (this.hintedAt.size >= HINT_MEMORY) this.hintedAt.clear();
+      this.hintedAt.set(url, Math.max(evidenceMs, this.hintedAt.get(url) ?? 0));
+    }
+  }
+
+  /**
+   * Recorded visits fetched before the evidence of a hint their page had (a parse finished after
+   * the listing's): recording cleared the hint, so it is set again. A visit after the evidence
+   * answers the hint.
+   */
+  private async rehint(rows: ReadonlyArray<{ url: string; atMs: number }>, now: number): Promise<void> {
+    const again: string[] = [];
+    for (const o of rows) {
+      const evidence = this.hintedAt.get(o.url);
+      if (evidence === undefined) continue;
+      if (o.atMs < evidence) again.push(o.url);
+      else this.hintedAt.delete(o.url);
+    }
+    if (again.length > 0) await this.scheduler.hint(again, now);
   }
 
   /** The cost of one fetch of an HTML page in the budget's unit (sitemaps, feeds, robots.txt, listings). */
@@ -311,7 +350,7 @@ export class RecrawlLoop {
    */
   private async readHints(now: number): Promise<void> {
     const rows = await this.redis.xrange(hintStreamKey(this.config.prefix), `(${this.lastHintId}`, "+", "COUNT", 20);
-    const stale: string[] = [];
+    const stale: Array<[string, number]> = [];
     let feedStale = 0;
     const discover: Array<{ url: string; host: string; fromFeed: boolean }> = [];
     const children: Array<{ url: string; host: string }> = [];
@@ -354,7 +393,7 @@ export class RecrawlLoop {
         }
         if (copy) {
           if (copy.dueSec && p[1] > 0 && hintSaysStale(p[1], copy)) {
-            stale.push(url);
+            stale.push([url, p[1]]);
             if (kind === "feed") feedStale++;
           }
           continue;
@@ -369,7 +408,8 @@ export class RecrawlLoop {
       }
     }
     if (stale.length > 0) {
-      const applied = await this.scheduler.hint(stale, now);
+      this.rememberHints(stale);
+      const applied = await this.scheduler.hint(stale.map(([u]) => u), now);
       this.snap.hintsApplied += applied;
       this.snap.feedHints += Math.min(feedStale, applied);
     }
@@ -380,7 +420,7 @@ export class RecrawlLoop {
     const seen = bulk.length > 0 ? await this.frontier.mightHaveSeen(bulk.map((d) => d.url)) : [];
     const fresh = [...discover.filter((d) => d.fromFeed), ...bulk.filter((_, i) => !seen[i])].map(({ url, host }) => ({ url, host }));
     if (fresh.length > 0) {
-      await this.frontier.addRevisits(fresh, REVISIT_TIER, now);
+      await this.frontier.addRevisits(fresh, REVISIT_TIER, now, true);
       this.snap.newEntriesQueued += fresh.length;
     }
     if (children.length > 0) {
@@ -402,7 +442,7 @@ export class RecrawlLoop {
    */
   private async readListings(now: number): Promise<void> {
     const rows = await this.redis.xrange(listingStreamKey(this.config.prefix), `(${this.lastListingId}`, "+", "COUNT", 100);
-    const stale: string[] = [];
+    const stale: Array<[string, number]> = [];
     for (const [id, fields] of rows) {
       this.lastListingId = id;
       const field = (k: string) => fields[fields.indexOf(k) + 1];
@@ -419,10 +459,25 @@ export class RecrawlLoop {
         continue;
       }
       if (!Array.isArray(changed)) continue;
-      for (const u of changed) if (typeof u === "string") stale.push(u);
+      const readAt = Number(field("t") ?? now);
+      for (const u of changed) {
+        if (typeof u !== "string") continue;
+        this.snap.listingChangedItems++;
+        // A copy fetched after the listing read already shows what the listing showed.
+        let copy;
+        try {
+          copy = await this.store.get(u);
+        } catch {
+          continue; // a damaged record
+        }
+        if (copy && copy.lastVisitMs >= readAt) continue;
+        stale.push([u, readAt]);
+      }
     }
-    this.snap.listingChangedItems += stale.length;
-    if (stale.length > 0) this.snap.listingHints += await this.scheduler.hint(stale, now);
+    if (stale.length > 0) {
+      this.rememberHints(stale);
+      this.snap.listingHints += await this.scheduler.hint(stale.map(([u]) => u), now);
+    }
     if (rows.length > 0) await this.scheduler.setMark("rlisting", this.lastListingId);
   }
 
