@@ -43,8 +43,13 @@ const MAX_DISCOVERY_PER_DOC = 1000;
 const MAX_SITEMAPS_PER_HOST_ROUND = 20;
 /** Recently queued discoveries remembered, so a feed read twice does not queue an entry twice. */
 const QUEUED_MEMORY = 100_000;
-/** Share of a cycle's budget listing reads may take; the rest stays for the pages themselves. */
-const LISTING_BUDGET_SHARE = 0.5;
+/**
+ * Share of the budget the detectors may take together, the rest staying for the pages themselves:
+ * half of it for listing reads, half for sitemaps and feeds (all of it without listing rules).
+ * Unspent credit is kept for DETECTOR_CREDIT_CYCLES cycles (a sitemap round comes every 16).
+ */
+const DETECTOR_BUDGET_SHARE = 0.5;
+const DETECTOR_CREDIT_CYCLES = 16;
 /** Change hints remembered with the time of their evidence (recent ones; cleared when full). */
 const HINT_MEMORY = 100_000;
 
@@ -133,6 +138,8 @@ export class RecrawlLoop {
   private readonly sitemapDue = new Map<string, number>();
   private readonly sitemapEveryMs: number;
   private readonly hostFetches = new Map<string, number>();
+  /** Budget the detectors may still spend (see DETECTOR_BUDGET_SHARE): listing reads, and sitemaps and feeds. */
+  private readonly credit = { listings: 0, documents: 0 };
   private running = true;
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
@@ -269,9 +276,10 @@ export class RecrawlLoop {
       // Visits still waiting from the last cycle stay ahead (the plan is in start order).
       this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
-      await this.queueSitemaps(now);
-      await this.queueFeeds(now);
+      this.earnDetectorCredit();
       await this.queueListings(now);
+      await this.queueFeeds(now);
+      await this.queueSitemaps(now);
       await this.refreshMetrics(now);
     }
     let due = 0;
@@ -426,6 +434,7 @@ export class RecrawlLoop {
     if (children.length > 0) {
       await this.frontier.addRevisits(children, REVISIT_TIER, now);
       await this.scheduler.charge(children.length * this.fetchCost());
+      this.credit.documents -= children.length * this.fetchCost(); // bounded per host and round; may go below zero
       this.snap.indexSitemapsQueued += children.length;
     }
     if (rows.length > 0) await this.scheduler.setMark("rhint", this.lastHintId);
@@ -481,12 +490,20 @@ export class RecrawlLoop {
     if (rows.length > 0) await this.scheduler.setMark("rlisting", this.lastListingId);
   }
 
-  /** Queues the listings whose read is due, within their share of the cycle's budget, charged. */
+  /** A cycle's detector credit (DETECTOR_BUDGET_SHARE), split between listings and documents. */
+  private earnDetectorCredit(): void {
+    const share = (DETECTOR_BUDGET_SHARE * budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
+    const listings = this.listingRules.size > 0 ? share / 2 : 0;
+    const cap = (perCycle: number) => Math.max(DETECTOR_CREDIT_CYCLES * perCycle, 20 * this.fetchCost());
+    this.credit.listings = Math.min(this.credit.listings + listings, cap(listings));
+    this.credit.documents = Math.min(this.credit.documents + share - listings, cap(share - listings));
+  }
+
+  /** Queues the listings whose read is due, within their credit, charged. */
   private async queueListings(now: number): Promise<void> {
     if (this.listingRules.size === 0) return;
     const cost = this.fetchCost();
-    const cycleBudget = (budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
-    const max = Math.floor((LISTING_BUDGET_SHARE * cycleBudget) / cost);
+    const max = Math.floor(this.credit.listings / cost);
     if (max <= 0) return;
     const due = await this.redis.zrangebyscore(this.listingsKey(), "-inf", now, "LIMIT", 0, max);
     if (due.length === 0) return;
@@ -507,28 +524,34 @@ export class RecrawlLoop {
     await this.frontier.addRevisits(visits, REVISIT_TIER, now);
     await this.redis.zadd(this.listingsKey(), ...next);
     await this.scheduler.charge(visits.length * cost);
+    this.credit.listings -= visits.length * cost;
     this.snap.listingsQueued += visits.length;
   }
 
-  /** Queues the feeds the hosts we keep fresh announce, every feedEveryMs per host, charged. */
+  /** Queues the feeds the hosts we keep fresh announce, every feedEveryMs per host, within their credit, charged. */
   private async queueFeeds(now: number): Promise<void> {
     const visits: Array<{ url: string; host: string }> = [];
+    const cost = this.fetchCost();
     for (const host of this.hostFetches.keys()) {
       if ((this.feedDue.get(host) ?? 0) > now) continue;
       const raw = await this.redis.hget(feedsKey(this.config.prefix), host);
       if (!raw) continue;
-      this.feedDue.set(host, now + this.feedEveryMs);
       let urls: unknown;
       try {
         urls = JSON.parse(raw);
       } catch {
+        this.feedDue.set(host, now + this.feedEveryMs);
         continue;
       }
-      if (Array.isArray(urls)) for (const url of urls) if (typeof url === "string") visits.push({ url, host });
+      const feeds = Array.isArray(urls) ? urls.filter((u): u is string => typeof u === "string") : [];
+      if (this.credit.documents < feeds.length * cost) break; // the host stays due until there is credit
+      this.credit.documents -= feeds.length * cost;
+      this.feedDue.set(host, now + this.feedEveryMs);
+      for (const url of feeds) visits.push({ url, host });
     }
     if (visits.length === 0) return;
     await this.frontier.addRevisits(visits, REVISIT_TIER, now);
-    await this.scheduler.charge(visits.length * this.fetchCost());
+    await this.scheduler.charge(visits.length * cost);
     this.snap.feedsQueued += visits.length;
   }
 
@@ -545,27 +568,30 @@ export class RecrawlLoop {
   /** Queues the sitemaps robots.txt lists for the hosts we keep fresh whose turn it is, charged to the budget. */
   private async queueSitemaps(now: number): Promise<void> {
     const visits: Array<{ url: string; host: string }> = [];
+    const cost = this.fetchCost();
     for (const host of this.hostFetches.keys()) {
       if ((this.sitemapDue.get(host) ?? 0) > now) continue;
-      this.sitemapDue.set(host, now + this.sitemapEveryMs);
-      this.sitemapRound.delete(host); // a new round: the index children budget starts over
       const origin = await this.frontier.hostOrigin(host);
-      if (!origin) continue;
-      const entry = await this.frontier.getRobots(origin);
-      if (!entry) continue;
-      for (const url of compileRobots(entry, this.config.userAgent).sitemaps) {
+      const entry = origin ? await this.frontier.getRobots(origin) : null;
+      const sitemaps: string[] = [];
+      for (const url of entry ? compileRobots(entry, this.config.userAgent).sitemaps : []) {
         let h: string;
         try {
           h = new URL(url).host;
         } catch {
           continue;
         }
-        if (h === host) visits.push({ url, host }); // another host's sitemap is not ours to fetch
+        if (h === host) sitemaps.push(url); // another host's sitemap is not ours to fetch
       }
+      if (this.credit.documents < sitemaps.length * cost) break; // the host stays due until there is credit
+      this.credit.documents -= sitemaps.length * cost;
+      this.sitemapDue.set(host, now + this.sitemapEveryMs);
+      this.sitemapRound.delete(host); // a new round: the index children budget starts over
+      for (const url of sitemaps) visits.push({ url, host });
     }
     if (visits.length === 0) return;
-      await this.frontier.addRevisits(visits, REVISIT_TIER, now);
-      await this.scheduler.charge(visits.length * this.fetchCost());
+    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
+    await this.scheduler.charge(visits.length * cost);
     this.snap.sitemapsQueued += visits.length;
   }
 
