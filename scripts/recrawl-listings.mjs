@@ -7,7 +7,7 @@
 //   - share caught = detected / item changes (a visit catches at most one change: what a change
 //     capture policy can see), and fetches per detected change (every request counts: items,
 //     listings, feeds, sitemaps, robots.txt).
-//   node scripts/recrawl-listings.mjs [--run-s 90] [--warmup-s 30] [--budget 3] [--listing-revisit-s 10] [--out bench-results/recrawl-listings.json]
+//   node scripts/recrawl-listings.mjs [--run-s 90] [--warmup-s 30] [--budget 3] [--listing-revisit-s 10] [--change-hours 2,120] [--out bench-results/recrawl-listings.json]
 // The comparison means something only when the budget binds: fetchesPerS (the measured rate) at
 // the budget, below what politeness allows (here about 4 requests/s per domain, 2 domains).
 // Needs the built packages (pnpm build) and redis-server on the PATH.
@@ -27,17 +27,21 @@ const { values: args } = parseArgs({
     "warmup-s": { type: "string", default: "30" },
     budget: { type: "string", default: "3" },
     "listing-revisit-s": { type: "string", default: "10" },
+    // Items change every min..max simulated hours (the population's default: 2,120).
+    "change-hours": { type: "string", default: "2,120" },
     out: { type: "string", default: "bench-results/recrawl-listings.json" },
   },
 });
 const RUN_MS = Number(args["run-s"]) * 1000;
 const WARMUP_MS = Number(args["warmup-s"]) * 1000;
 const HOUR = 3_600_000;
-const { seed: SEED, hosts: HOSTS, simConfig: SIM_CONFIG } = LISTINGS_WORLD;
+const [MIN_CHANGE_H, MAX_CHANGE_H] = args["change-hours"].split(",").map(Number);
+const WORLD = { ...LISTINGS_WORLD, simConfig: { ...LISTINGS_WORLD.simConfig, change: { ...LISTINGS_WORLD.simConfig.change, minIntervalMs: MIN_CHANGE_H * HOUR, maxIntervalMs: MAX_CHANGE_H * HOUR } } };
+const { seed: SEED, hosts: HOSTS, simConfig: SIM_CONFIG } = WORLD;
 
 async function arm(withListings) {
   const r = await runContinuousNode({
-    ...LISTINGS_WORLD, runMs: RUN_MS, keepRedis: false,
+    ...WORLD, runMs: RUN_MS, keepRedis: false,
     files: { "listings.json": listingRules(Number(args["listing-revisit-s"]) * 1000) },
     nodeArgs: [
       "--delay", "200", "--fetchers", "1", "--parsers", "1", "--continuous", "--recrawl-budget", args.budget, "--recrawl-cycle", "1000",
@@ -87,6 +91,6 @@ for (const [name, on] of [["with listings", true], ["without listings", false]])
   results[name] = measure(await arm(on));
   console.log(name, JSON.stringify(results[name]));
 }
-const report = { date: new Date().toISOString(), loadavgAtStart: LOAD_AT_START, budgetPerS: Number(args.budget), listingRevisitS: Number(args["listing-revisit-s"]), runS: RUN_MS / 1000, warmupS: WARMUP_MS / 1000, loadavg: loadavg(), results };
+const report = { date: new Date().toISOString(), loadavgAtStart: LOAD_AT_START, budgetPerS: Number(args.budget), listingRevisitS: Number(args["listing-revisit-s"]), changeHours: [MIN_CHANGE_H, MAX_CHANGE_H], runS: RUN_MS / 1000, warmupS: WARMUP_MS / 1000, loadavg: loadavg(), results };
 mkdirSync(dirname(resolve(ROOT, args.out)), { recursive: true });
 writeFileSync(resolve(ROOT, args.out), JSON.stringify(report, null, 2) + "\n");

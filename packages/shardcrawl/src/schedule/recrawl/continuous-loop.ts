@@ -490,8 +490,13 @@ export class RecrawlLoop {
     if (rows.length > 0) await this.scheduler.setMark("rlisting", this.lastListingId);
   }
 
-  /** A cycle's detector credit (DETECTOR_BUDGET_SHARE), split between listings and documents. */
+  /**
+   * A cycle's detector credit (DETECTOR_BUDGET_SHARE), split between listings and documents. None
+   * while the budget pays a debt (discovery is charged): detectors reading on would keep the debt
+   * up and the pages they hint at would never be fetched.
+   */
   private earnDetectorCredit(): void {
+    if (this.scheduler.snapshotState.carry < 0) return;
     const share = (DETECTOR_BUDGET_SHARE * budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
     const listings = this.listingRules.size > 0 ? share / 2 : 0;
     const cap = (perCycle: number) => Math.max(DETECTOR_CREDIT_CYCLES * perCycle, 20 * this.fetchCost());
