@@ -124,7 +124,7 @@ export class RecrawlLoop {
   /** URLs queued for discovery from feeds and sitemaps (recent ones; cleared when full). */
   private readonly queuedNew = new Set<string>();
   /**
-   * Pages hinted stale, with the time of the evidence (listing read, entry date). A visit fetched
+   * Pages a listing read hinted stale, with the read's fetch time (our clock). A visit fetched
    * before that time but recorded after the hint clears the hint in its record; it is hinted again.
    */
   private readonly hintedAt = new Map<string, number>();
@@ -322,7 +322,7 @@ export class RecrawlLoop {
     }
   }
 
-  /** Notes hints with the time of their evidence (see hintedAt). */
+  /** Notes listing hints with the time of the read (see hintedAt). */
   private rememberHints(hints: ReadonlyArray<readonly [string, number]>): void {
     for (const [url, evidenceMs] of hints) {
       if (this.hintedAt.size >= HINT_MEMORY) this.hintedAt.clear();
@@ -358,7 +358,7 @@ export class RecrawlLoop {
    */
   private async readHints(now: number): Promise<void> {
     const rows = await this.redis.xrange(hintStreamKey(this.config.prefix), `(${this.lastHintId}`, "+", "COUNT", 20);
-    const stale: Array<[string, number]> = [];
+    const stale: string[] = [];
     let feedStale = 0;
     const discover: Array<{ url: string; host: string; fromFeed: boolean }> = [];
     const children: Array<{ url: string; host: string }> = [];
@@ -401,7 +401,7 @@ export class RecrawlLoop {
         }
         if (copy) {
           if (copy.dueSec && p[1] > 0 && hintSaysStale(p[1], copy)) {
-            stale.push([url, p[1]]);
+            stale.push(url);
             if (kind === "feed") feedStale++;
           }
           continue;
@@ -416,8 +416,8 @@ export class RecrawlLoop {
       }
     }
     if (stale.length > 0) {
-      this.rememberHints(stale);
-      const applied = await this.scheduler.hint(stale.map(([u]) => u), now);
+      // Not remembered for rehint(): an entry's date is the site's clock, which may run ahead of ours.
+      const applied = await this.scheduler.hint(stale, now);
       this.snap.hintsApplied += applied;
       this.snap.feedHints += Math.min(feedStale, applied);
     }
