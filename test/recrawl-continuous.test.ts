@@ -6,98 +6,55 @@
 // churn, a timestamp or an ad slot, is not a change); the fetch rate stayed within the budget;
 // sitemaps were read for lastmod hints; /metrics carries the re-crawl metrics; and simweb's
 // request log shows no politeness violation.
-import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
-import type { Redis } from "ioredis";
+import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
-import { startRedis, type TestRedis } from "./harness/redis.js";
-import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
-import { simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
+import { verifyLog, type VerifyReport } from "./harness/crawl.js";
 import { makeConfig, World } from "../packages/simweb/src/index.js";
 import { decodeHistory } from "../packages/shardcrawl/src/schedule/recrawl/history-codec.js";
+import { runContinuousNode, type ContinuousRun, type RequestLogLine as LogLine } from "../scripts/recrawl-run.mjs";
 
-const SCALE = 3600; // simulated ms per real ms: a simulated hour per second
 const BUDGET = 3; // fetches per second
 const CYCLE_MS = 1000;
 const DELAY_MS = 300;
 const RUN_MS = 30_000;
 const HOUR = 3_600_000;
 
-/** Waits until the node has fetched its first page; returns its status port. */
-async function firstFetch(out: string, proc: { exitCode: number | null }): Promise<number> {
-  for (let i = 0; i < 1200 && proc.exitCode === null; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    let port: number;
-    try {
-      port = (JSON.parse(readFileSync(join(out, "status.json"), "utf8")) as { statusPort: number }).statusPort;
-    } catch {
-      continue;
-    }
-    const m = await fetch(`http://127.0.0.1:${port}/metrics`).then((r) => r.text()).catch(() => "");
-    if (/^shardcrawl_pages_fetched_total\{[^}]*\} [1-9]/m.test(m)) return port;
-  }
-  throw new Error("the node fetched nothing within 120 s");
-}
-
-interface LogLine { ts: number; host: string; scheme: string; method: string; path: string; status: number; sim?: number }
+// Small world: 4 hosts of <= 8 pages; pages change every 2 simulated hours to 5 simulated days
+// (2 s to 2 min of real time at a simulated hour per second); 30% churn a timestamp or an ad slot;
+// half the hosts list a sitemap.
+const SIM_CONFIG = {
+  hostPageCap: 8,
+  change: { staticShare: 0.1, minIntervalMs: 2 * HOUR, maxIntervalMs: 120 * HOUR, churnShare: 0.3 },
+  robots: { absent: 1, empty: 0, rules: 0, "agent-specific": 0, "crawl-delay": 0, sitemap: 1, large: 0, redirect: 0, "disallow-all": 0, "server-error": 0, unreachable: 0 },
+};
 
 describe("continuous mode: revisits within a budget on a changing simweb", () => {
-  let dir: string;
-  let sim: SimwebProcess;
-  let redis: TestRedis;
-  let run: CrawlRun;
+  let run: ContinuousRun;
   let metrics = "";
   let log: LogLine[] = [];
   let report: VerifyReport;
-  let world: World;
   let stoppedAt = 0;
-  const configArgs: string[] = [];
+  const world = new World(makeConfig({ preset: "tiny", seed: 7, hosts: 4, ...SIM_CONFIG }));
 
   beforeAll(async () => {
-    dir = mkdtempSync(join(tmpdir(), "sc-recrawl-"));
-    // Small world: 4 hosts of <= 8 pages; pages change every 2 simulated hours to 5 simulated days
-    // (2 s to 2 min of real time); 30% churn a timestamp or an ad slot; half the hosts list a sitemap.
-    const simConfig = {
-      hostPageCap: 8,
-      change: { staticShare: 0.1, minIntervalMs: 2 * HOUR, maxIntervalMs: 120 * HOUR, churnShare: 0.3 },
-      robots: { absent: 1, empty: 0, rules: 0, "agent-specific": 0, "crawl-delay": 0, sitemap: 1, large: 0, redirect: 0, "disallow-all": 0, "server-error": 0, unreachable: 0 },
-    };
-    const cfg = join(dir, "simweb.json");
-    writeFileSync(cfg, JSON.stringify(simConfig));
-    configArgs.push("--preset", "tiny", "--seed", "7", "--hosts", "4", "--config", cfg);
-    world = new World(makeConfig({ preset: "tiny", seed: 7, hosts: 4, ...simConfig }));
-    sim = await startSimwebProcess({ preset: "tiny", seed: 7, hosts: 4, extraArgs: ["--config", cfg, "--time-scale", String(SCALE)] });
-    redis = await startRedis();
-    const seeds = join(dir, "seeds.txt");
-    writeSeeds(configArgs, seeds);
-    const valueRules = join(dir, "value.json");
-    writeFileSync(valueRules, JSON.stringify({ rules: [{ pattern: "^https?://[^/]+/$", tier: 0 }], defaultTier: 1, weights: [4, 1] }));
-    const out = join(dir, "out");
-    const crawl = startCrawl([
-      "--seeds", seeds, "--out", out, "--redis", redis.url, "--delay", String(DELAY_MS), "--fetchers", "1", "--parsers", "1",
-      "--continuous", "--recrawl-budget", String(BUDGET), "--recrawl-cycle", String(CYCLE_MS), "--value-rules", valueRules,
-      ...simwebFlags(sim),
-    ]);
-    // Timed from the first fetch: on a loaded machine a node can take many seconds to start.
-    const statusPort = await firstFetch(out, crawl.proc);
-    await new Promise((r) => setTimeout(r, RUN_MS));
-    metrics = await (await fetch(`http://127.0.0.1:${statusPort}/metrics`)).text();
-    stoppedAt = Date.now();
-    crawl.proc.kill("SIGTERM");
-    run = await crawl.done;
-    await sim.stop(); // flushes the request log
-    log = readFileSync(sim.logFile, "utf8").split("\n").filter(Boolean).map((l) => JSON.parse(l) as LogLine);
-    report = verifyLog(configArgs, sim.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1 });
+    run = await runContinuousNode({
+      seed: 7, hosts: 4, simConfig: SIM_CONFIG, runMs: RUN_MS,
+      files: { "value.json": { rules: [{ pattern: "^https?://[^/]+/$", tier: 0 }], defaultTier: 1, weights: [4, 1] } },
+      nodeArgs: [
+        "--delay", String(DELAY_MS), "--fetchers", "1", "--parsers", "1",
+        "--continuous", "--recrawl-budget", String(BUDGET), "--recrawl-cycle", String(CYCLE_MS), "--value-rules", "$dir/value.json",
+      ],
+    });
+    ({ log, metrics, stoppedAt } = run);
+    report = verifyLog(run.configArgs, run.logFile, { minGapMs: DELAY_MS, maxConcurrency: 1 });
   }, 240_000);
 
   let client: Redis | undefined;
-  const db = (): Redis => (client ??= redis.client());
+  const db = (): Redis => (client ??= new Redis(run.redis.url));
 
   afterAll(async () => {
-    await client?.quit();
-    await sim?.stop();
-    await redis?.stop();
+    client?.disconnect();
+    await run?.redis.stop();
   });
 
   const isPage = (e: LogLine) => e.method === "GET" && e.path !== "/robots.txt" && e.path !== "/sitemap.xml";

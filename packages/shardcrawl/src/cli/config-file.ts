@@ -23,7 +23,8 @@ export function nodeConfigFromObject(obj: unknown, source: string): NodeConfig {
   const problems: string[] = [];
   if (recrawl !== undefined) {
     try {
-      config.recrawl = recrawlConfigFromObject(given.recrawl);
+      const recrawl = recrawlConfigFromObject(given.recrawl);
+      if (recrawl) config.recrawl = recrawl;
     } catch (err) {
       problems.push((err as Error).message);
     }

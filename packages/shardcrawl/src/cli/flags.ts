@@ -5,8 +5,8 @@
 import { type Command, CommanderError, Option } from "commander";
 import { CliCommand } from "./cli-command.js";
 import { type NodeConfig, validateConfig } from "../node/config.js";
-import { defaultTextOf, parseSettings, settings, valueKind, type SettingInfo } from "../node/config-schema.js";
-import { RECRAWL_OPTIONS, RECRAWL_USAGE, RecrawlConfigError, recrawlConfigFromFlags } from "../schedule/recrawl/continuous-config.js";
+import { defaultTextOf, parseSettings, settings, valueKind, type FlagGroup, type SettingInfo } from "../node/config-schema.js";
+import { RecrawlConfigError, recrawlConfigFromObject } from "../schedule/recrawl/continuous-config.js";
 import { applyQueueSizing } from "../node/queue-sizing.js";
 import { parsePriorityRuleFlag } from "../schedule/priority.js";
 import { shardFromFlags, SHARD_FLAGS } from "./shard-flags.js";
@@ -15,18 +15,12 @@ import { shardFromFlags, SHARD_FLAGS } from "./shard-flags.js";
 export class UsageError extends Error {}
 
 const collect = (v: string, prev: string[] | undefined) => [...(prev ?? []), v];
-
-/** The recrawl module keeps its flags' help as text; its lines give each flag's description. */
-function recrawlHelp(): Map<string, string> {
-  const help = new Map<string, string>();
-  let last: string | undefined;
-  for (const line of RECRAWL_USAGE.split("\n")) {
-    const m = /^ {2}--([a-z-]+)(?: <[^>]+>)?\s+(.*)$/.exec(line);
-    if (m) help.set((last = m[1]!), m[2]!.trim());
-    else if (last && /^\s{10,}\S/.test(line)) help.set(last, `${help.get(last)} ${line.trim()}`);
-  }
-  return help;
-}
+const HELP_GROUPS: Record<FlagGroup, string> = {
+  crawl: "Crawl options:",
+  "flow control": "Flow control options:",
+  logs: "Logs options:",
+  "continuous re-crawl": "Continuous re-crawl options (docs/recrawl.md):",
+};
 
 /** The settings that have a crawl flag, in help order. */
 export function flagSettings(): SettingInfo[] {
@@ -38,15 +32,11 @@ export function addCrawlOptions(cmd: Command): Command {
   for (const s of flagSettings()) {
     const f = s.flag!;
     const d = s.key === "out" ? "" : defaultTextOf(s);
-    const o = new Option(`--${f.flag}${f.arg ? ` <${f.arg}>` : ""}`, `${s.description}${d ? ` (default ${d})` : ""}`).helpGroup(`${f.group === "crawl" ? "Crawl" : f.group === "flow control" ? "Flow control" : "Logs"} options:`);
+    const o = new Option(`--${f.flag}${f.arg ? ` <${f.arg}>` : ""}`, `${s.description}${d ? ` (default ${d})` : ""}`).helpGroup(HELP_GROUPS[f.group]);
     if (f.multiple) o.argParser(collect);
     cmd.addOption(o);
   }
   for (const f of SHARD_FLAGS) cmd.addOption(new Option(`--${f.flag} <${f.arg}>`, f.help).helpGroup("Cluster options:"));
-  const rh = recrawlHelp();
-  for (const [name, spec] of Object.entries(RECRAWL_OPTIONS)) {
-    cmd.addOption(new Option(spec.type === "boolean" ? `--${name}` : `--${name} <value>`, rh.get(name) ?? "").helpGroup("Continuous re-crawl options (docs/recrawl.md):"));
-  }
   return cmd;
 }
 
@@ -95,10 +85,14 @@ export function crawlConfigFromOptions(cmd: Command): NodeConfig {
   for (const s of flagSettings()) {
     flagOf.set(s.key, s.flag!.flag);
     const raw = given(s.flag!.flag);
-    if (raw !== undefined) input[s.key] = flagValue(s, raw, defaults[s.key]);
+    if (raw === undefined) continue;
+    // A section's key (recrawl.budget) goes into its mapping.
+    const [section, key] = s.key.includes(".") ? (s.key.split(".") as [string, string]) : [undefined, s.key];
+    const into = section === undefined ? input : ((input[section] as Record<string, unknown> | undefined) ?? (input[section] = {}) as Record<string, unknown>);
+    into[key] = flagValue(s, raw, defaults[s.key]);
   }
   const nameOf = (path: string) => {
-    const f = flagOf.get(path.split(/[.[]/)[0]!);
+    const f = flagOf.get(path) ?? flagOf.get(path.split(/[.[]/)[0]!);
     return f ? `--${f}` : path;
   };
   const { value, errors } = parseSettings(input, nameOf);
@@ -106,15 +100,17 @@ export function crawlConfigFromOptions(cmd: Command): NodeConfig {
   const c = value as NodeConfig;
   // The adaptive lease lifetime lives between a floor and --lease-ttl: a short cap lowers the floor.
   if (input.leaseTtlMs !== undefined) c.leaseTtlFloorMs = Math.min(c.leaseTtlFloorMs, c.leaseTtlMs);
-  try {
-    const recrawl = recrawlConfigFromFlags(Object.fromEntries(Object.keys(RECRAWL_OPTIONS).map((n) => [n, given(n)])) as Parameters<typeof recrawlConfigFromFlags>[0]);
-    if (recrawl) {
-      c.recrawl = recrawl;
-      c.exitWhenDone = false; // a continuous node runs until stopped
+  const recrawl = input.recrawl as Record<string, unknown> | undefined;
+  if (recrawl) {
+    if (recrawl.continuous !== true) throw new UsageError("the --recrawl-*, --value-rules, --content-rules and --listing-rules flags need --continuous");
+    try {
+      c.recrawl = recrawlConfigFromObject(recrawl);
+    } catch (err) {
+      // The file flags' errors name the flag (--value-rules: ...); the rest were checked above.
+      if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
+      throw err;
     }
-  } catch (err) {
-    if (err instanceof RecrawlConfigError) throw new UsageError(err.message);
-    throw err;
+    c.exitWhenDone = false; // a continuous node runs until stopped
   }
   const shard = shardFromFlags(given("shard") as string | undefined, given("shard-key") as string | undefined);
   if (shard) {

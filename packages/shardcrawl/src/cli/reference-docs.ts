@@ -52,7 +52,6 @@ export function configReference(): string {
   for (const s of settings()) {
     lines.push(`| ${code(s.key)} | ${valueKind(s.schema)} | ${cell(defaultOf(s))} | ${s.flag ? code(`--${s.flag.flag}`) : ""} | ${cell(s.description)} |`);
   }
-  lines.push(`| \`recrawl\` | mapping |  | \`--continuous\` ... | ${cell(NODE_CONFIG_SCHEMA.shape.recrawl.description ?? "")} |`);
   lines.push("", "## Cluster file", "", "| key | type | default | what it is |", "|---|---|---|---|");
   const describe = (shape: Record<string, z.ZodType>, prefix: string) => {
     for (const [k, v] of Object.entries(shape)) {

@@ -470,12 +470,13 @@ export class Frontier {
 
   /**
    * Continuous mode: queues planned revisits of already-fetched URLs at `tier`, bypassing the seen
-   * filter (lua/add_revisits.lua). They are leased like any URL, so politeness applies.
+   * filter (lua/add_revisits.lua). They are leased like any URL, so politeness applies. `front`:
+   * ahead of what the tier already holds (visits that must not wait behind a backlog).
    */
-  async addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now()): Promise<number> {
+  async addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now(), front = false): Promise<number> {
     let n = 0;
     for (let i = 0; i < visits.length; i += 5000) {
-      const args: ScriptArg[] = [...this.common(now), tier];
+      const args: ScriptArg[] = [...this.common(now), tier, front ? 1 : 0];
       for (const v of visits.slice(i, i + 5000)) args.push(v.host, v.url);
       n += toInt(await this.scripts.run("add_revisits", args));
     }

@@ -15,7 +15,7 @@ import { DEFAULT_STRIP_PARAMS } from "../url/strip-params.js";
 export const DEFAULT_USER_AGENT = "shardcrawl/0.1 (+https://github.com/shardcrawl/shardcrawl)";
 
 /** Where a flag is listed in `crawl --help` and docs/reference/flags.md. */
-export type FlagGroup = "crawl" | "flow control" | "logs";
+export type FlagGroup = "crawl" | "flow control" | "logs" | "continuous re-crawl";
 
 export interface FlagMeta {
   /** The crawl flag, without "--". */
@@ -194,17 +194,26 @@ export const NODE_CONFIG_SHAPE = {
   leaseTtlFloorMs: setting(ms(1).default(15_000), "the adaptive lease TTL never goes below this (ms)"),
 };
 
+/**
+ * Continuous re-crawl (docs/recrawl.md): the `recrawl` section of a node config file, and the crawl
+ * flags that fill it (they need --continuous). The rules files are loaded and checked by
+ * schedule/recrawl/continuous-config.ts.
+ */
+export const RECRAWL_SHAPE = {
+  continuous: setting(z.boolean().default(true), "keep fetched pages in a re-crawl schedule and revisit them within a budget; the node runs until stopped (SIGINT/SIGTERM)", flag("continuous", "continuous re-crawl", undefined, { defaultText: "off; on in a config file with a recrawl section" })),
+  budget: setting(z.number().gt(0).default(1), "re-crawl budget, in the unit below (discovery, revisits, sitemaps, feeds, listings and robots.txt all spend it)", flag("recrawl-budget", "continuous re-crawl", "n")),
+  unit: setting(z.enum(["fetches/s", "bytes/day", "credits/day"]).default("fetches/s"), "unit of the re-crawl budget", flag("recrawl-unit", "continuous re-crawl", "unit")),
+  cycleMs: setting(ms(100).default(900_000), "re-crawl planning cycle (ms)", flag("recrawl-cycle", "continuous re-crawl", "ms")),
+  objective: setting(z.enum(["freshness", "changes"]).default("freshness"), "keep copies fresh, or capture every change (fast-changing pages get more visits, bounded by politeness)", flag("recrawl-objective", "continuous re-crawl", "freshness|changes")),
+  valueRules: setting(z.string().optional(), "JSON file {\"rules\":[{\"pattern\":\"re\",\"tier\":0}],\"defaultTier\":1,\"weights\":[4,2,1]}: value tiers of pages", flag("value-rules", "continuous re-crawl", "file")),
+  contentRules: setting(z.string().optional(), "JSON file {\"strip\":[\"re\", ...]}: removed from the text before change detection", flag("content-rules", "continuous re-crawl", "file")),
+  listingRules: setting(z.string().optional(), "JSON file {\"listings\":[{\"pattern\":\"re on the listing URL\",\"item\":\"re with (?<link>) and (?<summary>)\" or \"itemSelector\"/\"summarySelector\",\"revisitMs\":n}]}: listing pages read as change detectors; only items whose summary changed are fetched early", flag("listing-rules", "continuous re-crawl", "file")),
+};
+
 /** Parts of a node config with their own modules' validation (shard membership, continuous mode). */
 const EXTERNAL_PARTS = {
   shard: z.looseObject({}).optional().describe("cluster membership {self, nodes, key}; set by --shard or the cluster file"),
-  recrawl: z.looseObject({
-    budget: z.number().optional(),
-    unit: z.enum(["fetches/s", "bytes/day", "credits/day"]).optional(),
-    cycleMs: z.number().optional(),
-    objective: z.string().optional(),
-    valueRules: z.string().optional(),
-    contentRules: z.string().optional(),
-  }).optional().describe("continuous re-crawl (docs/recrawl.md): budget, unit, cycleMs, objective, valueRules, contentRules"),
+  recrawl: z.strictObject(RECRAWL_SHAPE).optional().describe("continuous re-crawl (docs/recrawl.md): the recrawl.* keys"),
 };
 
 /** A node config as written in a file: every key optional (defaults fill the rest), no unknown keys. */
@@ -226,12 +235,16 @@ export interface SettingInfo {
   flag?: FlagMeta;
 }
 
-/** Every setting in order, with its flag if it has one. */
+/** Every setting in order, with its flag if it has one; the recrawl section's keys as recrawl.<key>. */
 export function settings(): SettingInfo[] {
-  return Object.entries(NODE_CONFIG_SHAPE).map(([key, schema]) => {
+  const info = (key: string, schema: z.ZodType): SettingInfo => {
     const flag = FLAG_META.get(schema);
     return { key, description: schema.description ?? "", schema, ...(flag ? { flag } : {}) };
-  });
+  };
+  return [
+    ...Object.entries(NODE_CONFIG_SHAPE).map(([key, schema]) => info(key, schema)),
+    ...Object.entries(RECRAWL_SHAPE).map(([key, schema]) => info(`recrawl.${key}`, schema)),
+  ];
 }
 
 /** A setting's default as users should read it ("" when it has none). */

@@ -114,8 +114,8 @@ export class NodeFrontier {
   }
 
   /** Re-crawl visits: queued like any URL (politeness applies), past the seen filter. */
-  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now()): Promise<number> {
-    return this.frontier.addRevisits(visits, tier, now);
+  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now: number = Date.now(), front = false): Promise<number> {
+    return this.frontier.addRevisits(visits, tier, now, front);
   }
 
   /** The stored origin of a host, or null when the host is unknown. */

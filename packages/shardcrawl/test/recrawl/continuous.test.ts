@@ -179,7 +179,8 @@ describe("continuous-mode flags", () => {
     expect(bad("--continuous", "--value-rules", join(dir, "tier.json"))).toThrow(/tier 9/);
     expect(bad("--continuous", "--value-rules", join(dir, "missing.json"))).toThrow(/--value-rules: cannot read/);
     expect(bad("--continuous", "--content-rules", join(dir, "notjson.json"))).toThrow(/--content-rules.*not valid JSON/);
-    expect(bad("--continuous", "--recrawl-cycle", "10")).toThrow(/cycleMs/);
+    expect(bad("--continuous", "--recrawl-cycle", "10")).toThrow(/--recrawl-cycle: expected >= 100/);
+    expect(bad("--continuous", "--recrawl-objective", "events")).toThrow(/--recrawl-objective: expected freshness or changes/);
     expect(() => recrawlConfigFromObject({ budget: 1, speed: 2 })).toThrow(/unknown key "speed"/);
   });
 
@@ -187,7 +188,9 @@ describe("continuous-mode flags", () => {
     const { nodeConfigFromObject } = await import("../../src/cli/config-file.js");
     const c = nodeConfigFromObject({ out: "o", recrawl: { budget: 1000, unit: "credits/day", cycleMs: 60_000 } }, "node.yaml");
     expect(c.recrawl).toMatchObject({ budget: 1000, unit: "credits/day", cycleMs: 60_000 });
-    expect(() => nodeConfigFromObject({ out: "o", recrawl: { budget: -1 } }, "node.yaml")).toThrow(/node\.yaml: --recrawl-budget/);
+    expect(() => nodeConfigFromObject({ out: "o", recrawl: { budget: -1 } }, "node.yaml")).toThrow(/node\.yaml: recrawl\.budget: expected > 0/);
+    expect(() => nodeConfigFromObject({ out: "o", recrawl: { speed: 2 } }, "node.yaml")).toThrow(/unknown key "recrawl\.speed"/);
+    expect(nodeConfigFromObject({ out: "o", recrawl: { continuous: false, budget: 2 } }, "node.yaml").recrawl).toBeUndefined();
   });
 });
 

@@ -1,7 +1,7 @@
 // Continuous mode (--continuous): the node keeps every fetched page in a re-crawl schedule and spends a
-// budget on revisits (schedule/recrawl/). This module holds its part of the node config, the
-// flags that fill it, and the loading of the value-rules and content-rules files, so the shared
-// config.ts and flags.ts only carry one field and one call each.
+// budget on revisits (schedule/recrawl/). This module turns the recrawl section (its keys and
+// flags are declared in node/config-schema.ts RECRAWL_SHAPE) into the node's RecrawlNodeConfig:
+// budget units, and the value, content and listing rules files loaded and checked.
 import { readFileSync } from "node:fs";
 import { parseListingRules, type ListingRule } from "./listing-rules.js";
 import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "./index.js";
@@ -29,34 +29,6 @@ export interface RecrawlNodeConfig {
 }
 
 export const DEFAULT_RECRAWL_CYCLE_MS = 15 * 60_000;
-
-export const RECRAWL_USAGE = `
-continuous re-crawl (docs/recrawl.md):
-  --continuous                keep fetched pages in a re-crawl schedule and revisit them within a budget;
-                              the node runs until stopped (SIGINT/SIGTERM)
-  --recrawl-budget <n>        budget in --recrawl-unit (default 1 fetch/s)
-  --recrawl-unit <u>          fetches/s, bytes/day or credits/day (default fetches/s)
-  --recrawl-cycle <ms>        planning cycle (default 900000 = 15 min)
-  --recrawl-objective <o>     freshness (keep copies fresh, default) or changes (capture every change:
-                              fast-changing pages get more visits, bounded by politeness)
-  --value-rules <file>        JSON {"rules":[{"pattern":"re","tier":0}],"defaultTier":1,"weights":[4,2,1]}
-  --content-rules <file>      JSON {"strip":["re", ...]}: removed from the text before change detection
-  --listing-rules <file>      JSON {"listings":[{"pattern":"re on the listing URL","item":"re with (?<link>) and
-                              (?<summary>)" | "itemSelector":"li.item","summarySelector":".price","revisitMs":n}]}:
-                              listing pages read as change detectors; only items whose summary changed are fetched early
-`;
-
-/** parseArgs option specs of the continuous-mode flags. */
-export const RECRAWL_OPTIONS = {
-  continuous: { type: "boolean" },
-  "recrawl-budget": { type: "string" },
-  "recrawl-unit": { type: "string" },
-  "recrawl-cycle": { type: "string" },
-  "recrawl-objective": { type: "string" },
-  "value-rules": { type: "string" },
-  "content-rules": { type: "string" },
-  "listing-rules": { type: "string" },
-} as const;
 
 export class RecrawlConfigError extends Error {}
 
@@ -177,12 +149,14 @@ export function budgetPerDay(r: RecrawlNodeConfig): { perDay: number; unit: Budg
 }
 
 /**
- * The `recrawl:` section of a node config file: { budget, unit, cycleMs, valueRules (file),
- * contentRules (file) }, the same meaning as the flags. Throws RecrawlConfigError naming the key.
+ * The `recrawl:` section of a node config file (or the crawl flags gathered the same way, see
+ * node/config-schema.ts RECRAWL_SHAPE): { continuous, budget, unit, cycleMs, objective, valueRules
+ * (file), contentRules (file), listingRules (file) }. Undefined when continuous is false. Throws
+ * RecrawlConfigError naming the flag.
  */
-export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
+export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig | undefined {
   if (!isRecord(o)) throw new RecrawlConfigError(`recrawl: expected a mapping {budget, unit, cycleMs, valueRules, contentRules}`);
-  const known = new Set(["budget", "unit", "cycleMs", "objective", "valueRules", "contentRules", "listingRules"]);
+  const known = new Set(["continuous", "budget", "unit", "cycleMs", "objective", "valueRules", "contentRules", "listingRules"]);
   for (const k of Object.keys(o)) if (!known.has(k)) throw new RecrawlConfigError(`recrawl: unknown key "${k}"`);
   const str = (k: string): string | undefined => {
     const v = o[k];
@@ -190,8 +164,9 @@ export function recrawlConfigFromObject(o: unknown): RecrawlNodeConfig {
     if (typeof v !== "string" && typeof v !== "number") throw new RecrawlConfigError(`recrawl.${k}: expected a string or number, got ${JSON.stringify(v)}`);
     return String(v);
   };
+  if (o.continuous === false) return undefined;
   return recrawlConfigFromFlags({
     continuous: true, "recrawl-budget": str("budget"), "recrawl-unit": str("unit"), "recrawl-cycle": str("cycleMs"), "recrawl-objective": str("objective"),
     "value-rules": str("valueRules"), "content-rules": str("contentRules"), "listing-rules": str("listingRules"),
-  }) as RecrawlNodeConfig;
+  });
 }

@@ -15,6 +15,7 @@ import {
   visitCost, type PlannedVisit, type RecrawlMetrics, type ValidationReport,
 } from "./index.js";
 import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
+import { cachedRegistrableDomain } from "../../url/scope.js";
 import { FrontierKeys, type HostPressure } from "../../frontier/index.js";
 import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
 import { chargesKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
@@ -42,8 +43,15 @@ const MAX_DISCOVERY_PER_DOC = 1000;
 const MAX_SITEMAPS_PER_HOST_ROUND = 20;
 /** Recently queued discoveries remembered, so a feed read twice does not queue an entry twice. */
 const QUEUED_MEMORY = 100_000;
-/** Share of a cycle's budget listing reads may take; the rest stays for the pages themselves. */
-const LISTING_BUDGET_SHARE = 0.5;
+/**
+ * Share of the budget the detectors may take together, the rest staying for the pages themselves:
+ * half of it for listing reads, half for sitemaps and feeds (all of it without listing rules).
+ * Unspent credit is kept for DETECTOR_CREDIT_CYCLES cycles (a sitemap round comes every 16).
+ */
+const DETECTOR_BUDGET_SHARE = 0.5;
+const DETECTOR_CREDIT_CYCLES = 16;
+/** Change hints remembered with the time of their evidence (recent ones; cleared when full). */
+const HINT_MEMORY = 100_000;
 
 export interface RecrawlSnapshot {
   unit: RecrawlBudgetUnit;
@@ -88,13 +96,16 @@ export interface RecrawlHostConfig {
   userAgent: string;
   delayMs: number;
   politenessMarginMs: number;
+  /** Whether the fetch stage spaces requests per registrable domain (default) or per host. */
+  politenessKey?: "host" | "domain";
   leaseTtlMs: number;
   recrawl?: RecrawlNodeConfig;
 }
 
 /** What the loop needs from the node's frontier (its host queues, robots cache and flow state). */
 export interface RecrawlFrontierPort {
-  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number): Promise<number>;
+  /** `front`: ahead of the tier's backlog (a hinted page, a new feed entry). */
+  addRevisits(visits: ReadonlyArray<{ url: string; host: string }>, tier: number, now?: number, front?: boolean): Promise<number>;
   hostOrigin(host: string): Promise<string | null>;
   hostPressure(topN: number): Promise<HostPressure[]>;
   mightHaveSeen(urls: readonly string[]): Promise<boolean[]>;
@@ -112,6 +123,11 @@ export class RecrawlLoop {
   private readonly listingRules: ListingRules;
   /** URLs queued for discovery from feeds and sitemaps (recent ones; cleared when full). */
   private readonly queuedNew = new Set<string>();
+  /**
+   * Pages a listing read hinted stale, with the read's fetch time (our clock). A visit fetched
+   * before that time but recorded after the hint clears the hint in its record; it is hinted again.
+   */
+  private readonly hintedAt = new Map<string, number>();
   /** Per host: sitemaps fetched in the current sitemap round. */
   private readonly sitemapRound = new Map<string, number>();
   private readonly feedDue = new Map<string, number>();
@@ -122,6 +138,8 @@ export class RecrawlLoop {
   private readonly sitemapDue = new Map<string, number>();
   private readonly sitemapEveryMs: number;
   private readonly hostFetches = new Map<string, number>();
+  /** Budget the detectors may still spend (see DETECTOR_BUDGET_SHARE): listing reads, and sitemaps and feeds. */
+  private readonly credit = { listings: 0, documents: 0 };
   private running = true;
   private loop: Promise<void> = Promise.resolve();
   private snap: RecrawlSnapshot;
@@ -146,6 +164,7 @@ export class RecrawlLoop {
       // The fetch stage enforces the real gap (robots Crawl-delay, back-off); the plan only avoids
       // planning more than a host can take in a cycle.
       hostDelayMs: () => this.config.delayMs + this.config.politenessMarginMs,
+      politenessKey: this.config.politenessKey === "host" ? (host) => host : cachedRegistrableDomain,
       pendingTimeoutMs: Math.max(4 * cycleMs, 2 * this.config.leaseTtlMs),
       maxDebt: budgetPerDay(this.rc).perDay,
       maxMissedPlans: MAX_MISSED_PLANS,
@@ -257,9 +276,10 @@ export class RecrawlLoop {
       // Visits still waiting from the last cycle stay ahead (the plan is in start order).
       this.queue = [...this.queue, ...plan].sort((a, b) => a.atMs - b.atMs);
       this.nextCycleMs = now + this.rc.cycleMs;
-      await this.queueSitemaps(now);
-      await this.queueFeeds(now);
+      this.earnDetectorCredit();
       await this.queueListings(now);
+      await this.queueFeeds(now);
+      await this.queueSitemaps(now);
       await this.refreshMetrics(now);
     }
     let due = 0;
@@ -267,7 +287,9 @@ export class RecrawlLoop {
     if (due > 0) {
       const batch = this.queue.slice(0, due);
       this.queue = this.queue.slice(due);
-      await this.frontier.addRevisits(batch, REVISIT_TIER, now);
+      const urgent = batch.filter((v) => v.urgent);
+      if (urgent.length < batch.length) await this.frontier.addRevisits(batch.filter((v) => !v.urgent), REVISIT_TIER, now);
+      if (urgent.length > 0) await this.frontier.addRevisits(urgent, REVISIT_TIER, now, true);
     }
   }
 
@@ -292,11 +314,36 @@ export class RecrawlLoop {
         }
       }
       for (let i = 0; i < rows.length; i += RECORD_BATCH) await this.scheduler.recorded(rows.slice(i, i + RECORD_BATCH), now);
+      await this.rehint(rows, now);
       await this.scheduler.charge(charged);
       this.lastOutcomeId = (rows[rows.length - 1] as { id: string }).id;
       await this.scheduler.setMark("rv", this.lastOutcomeId);
       if (rows.length < OUTCOME_BATCH) return;
     }
+  }
+
+  /** Notes listing hints with the time of the read (see hintedAt). */
+  private rememberHints(hints: ReadonlyArray<readonly [string, number]>): void {
+    for (const [url, evidenceMs] of hints) {
+      if (this.hintedAt.size >= HINT_MEMORY) this.hintedAt.clear();
+      this.hintedAt.set(url, Math.max(evidenceMs, this.hintedAt.get(url) ?? 0));
+    }
+  }
+
+  /**
+   * Recorded visits fetched before the evidence of a hint their page had (a parse finished after
+   * the listing's): recording cleared the hint, so it is set again. A visit after the evidence
+   * answers the hint.
+   */
+  private async rehint(rows: ReadonlyArray<{ url: string; atMs: number }>, now: number): Promise<void> {
+    const again: string[] = [];
+    for (const o of rows) {
+      const evidence = this.hintedAt.get(o.url);
+      if (evidence === undefined) continue;
+      if (o.atMs < evidence) again.push(o.url);
+      else this.hintedAt.delete(o.url);
+    }
+    if (again.length > 0) await this.scheduler.hint(again, now);
   }
 
   /** The cost of one fetch of an HTML page in the budget's unit (sitemaps, feeds, robots.txt, listings). */
@@ -369,6 +416,7 @@ export class RecrawlLoop {
       }
     }
     if (stale.length > 0) {
+      // Not remembered for rehint(): an entry's date is the site's clock, which may run ahead of ours.
       const applied = await this.scheduler.hint(stale, now);
       this.snap.hintsApplied += applied;
       this.snap.feedHints += Math.min(feedStale, applied);
@@ -380,12 +428,13 @@ export class RecrawlLoop {
     const seen = bulk.length > 0 ? await this.frontier.mightHaveSeen(bulk.map((d) => d.url)) : [];
     const fresh = [...discover.filter((d) => d.fromFeed), ...bulk.filter((_, i) => !seen[i])].map(({ url, host }) => ({ url, host }));
     if (fresh.length > 0) {
-      await this.frontier.addRevisits(fresh, REVISIT_TIER, now);
+      await this.frontier.addRevisits(fresh, REVISIT_TIER, now, true);
       this.snap.newEntriesQueued += fresh.length;
     }
     if (children.length > 0) {
       await this.frontier.addRevisits(children, REVISIT_TIER, now);
       await this.scheduler.charge(children.length * this.fetchCost());
+      this.credit.documents -= children.length * this.fetchCost(); // bounded per host and round; may go below zero
       this.snap.indexSitemapsQueued += children.length;
     }
     if (rows.length > 0) await this.scheduler.setMark("rhint", this.lastHintId);
@@ -402,7 +451,7 @@ export class RecrawlLoop {
    */
   private async readListings(now: number): Promise<void> {
     const rows = await this.redis.xrange(listingStreamKey(this.config.prefix), `(${this.lastListingId}`, "+", "COUNT", 100);
-    const stale: string[] = [];
+    const stale: Array<[string, number]> = [];
     for (const [id, fields] of rows) {
       this.lastListingId = id;
       const field = (k: string) => fields[fields.indexOf(k) + 1];
@@ -419,19 +468,47 @@ export class RecrawlLoop {
         continue;
       }
       if (!Array.isArray(changed)) continue;
-      for (const u of changed) if (typeof u === "string") stale.push(u);
+      const readAt = Number(field("t") ?? now);
+      for (const u of changed) {
+        if (typeof u !== "string") continue;
+        this.snap.listingChangedItems++;
+        // A copy fetched after the listing read already shows what the listing showed.
+        let copy;
+        try {
+          copy = await this.store.get(u);
+        } catch {
+          continue; // a damaged record
+        }
+        if (copy && copy.lastVisitMs >= readAt) continue;
+        stale.push([u, readAt]);
+      }
     }
-    this.snap.listingChangedItems += stale.length;
-    if (stale.length > 0) this.snap.listingHints += await this.scheduler.hint(stale, now);
+    if (stale.length > 0) {
+      this.rememberHints(stale);
+      this.snap.listingHints += await this.scheduler.hint(stale.map(([u]) => u), now);
+    }
     if (rows.length > 0) await this.scheduler.setMark("rlisting", this.lastListingId);
   }
 
-  /** Queues the listings whose read is due, within their share of the cycle's budget, charged. */
+  /**
+   * A cycle's detector credit (DETECTOR_BUDGET_SHARE), split between listings and documents. None
+   * while the budget pays a debt (discovery is charged): detectors reading on would keep the debt
+   * up and the pages they hint at would never be fetched.
+   */
+  private earnDetectorCredit(): void {
+    if (this.scheduler.snapshotState.carry < 0) return;
+    const share = (DETECTOR_BUDGET_SHARE * budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
+    const listings = this.listingRules.size > 0 ? share / 2 : 0;
+    const cap = (perCycle: number) => Math.max(DETECTOR_CREDIT_CYCLES * perCycle, 20 * this.fetchCost());
+    this.credit.listings = Math.min(this.credit.listings + listings, cap(listings));
+    this.credit.documents = Math.min(this.credit.documents + share - listings, cap(share - listings));
+  }
+
+  /** Queues the listings whose read is due, within their credit, charged. */
   private async queueListings(now: number): Promise<void> {
     if (this.listingRules.size === 0) return;
     const cost = this.fetchCost();
-    const cycleBudget = (budgetPerDay(this.rc).perDay * this.rc.cycleMs) / DAY_MS;
-    const max = Math.floor((LISTING_BUDGET_SHARE * cycleBudget) / cost);
+    const max = Math.floor(this.credit.listings / cost);
     if (max <= 0) return;
     const due = await this.redis.zrangebyscore(this.listingsKey(), "-inf", now, "LIMIT", 0, max);
     if (due.length === 0) return;
@@ -452,28 +529,34 @@ export class RecrawlLoop {
     await this.frontier.addRevisits(visits, REVISIT_TIER, now);
     await this.redis.zadd(this.listingsKey(), ...next);
     await this.scheduler.charge(visits.length * cost);
+    this.credit.listings -= visits.length * cost;
     this.snap.listingsQueued += visits.length;
   }
 
-  /** Queues the feeds the hosts we keep fresh announce, every feedEveryMs per host, charged. */
+  /** Queues the feeds the hosts we keep fresh announce, every feedEveryMs per host, within their credit, charged. */
   private async queueFeeds(now: number): Promise<void> {
     const visits: Array<{ url: string; host: string }> = [];
+    const cost = this.fetchCost();
     for (const host of this.hostFetches.keys()) {
       if ((this.feedDue.get(host) ?? 0) > now) continue;
       const raw = await this.redis.hget(feedsKey(this.config.prefix), host);
       if (!raw) continue;
-      this.feedDue.set(host, now + this.feedEveryMs);
       let urls: unknown;
       try {
         urls = JSON.parse(raw);
       } catch {
+        this.feedDue.set(host, now + this.feedEveryMs);
         continue;
       }
-      if (Array.isArray(urls)) for (const url of urls) if (typeof url === "string") visits.push({ url, host });
+      const feeds = Array.isArray(urls) ? urls.filter((u): u is string => typeof u === "string") : [];
+      if (this.credit.documents < feeds.length * cost) break; // the host stays due until there is credit
+      this.credit.documents -= feeds.length * cost;
+      this.feedDue.set(host, now + this.feedEveryMs);
+      for (const url of feeds) visits.push({ url, host });
     }
     if (visits.length === 0) return;
     await this.frontier.addRevisits(visits, REVISIT_TIER, now);
-    await this.scheduler.charge(visits.length * this.fetchCost());
+    await this.scheduler.charge(visits.length * cost);
     this.snap.feedsQueued += visits.length;
   }
 
@@ -490,27 +573,30 @@ export class RecrawlLoop {
   /** Queues the sitemaps robots.txt lists for the hosts we keep fresh whose turn it is, charged to the budget. */
   private async queueSitemaps(now: number): Promise<void> {
     const visits: Array<{ url: string; host: string }> = [];
+    const cost = this.fetchCost();
     for (const host of this.hostFetches.keys()) {
       if ((this.sitemapDue.get(host) ?? 0) > now) continue;
-      this.sitemapDue.set(host, now + this.sitemapEveryMs);
-      this.sitemapRound.delete(host); // a new round: the index children budget starts over
       const origin = await this.frontier.hostOrigin(host);
-      if (!origin) continue;
-      const entry = await this.frontier.getRobots(origin);
-      if (!entry) continue;
-      for (const url of compileRobots(entry, this.config.userAgent).sitemaps) {
+      const entry = origin ? await this.frontier.getRobots(origin) : null;
+      const sitemaps: string[] = [];
+      for (const url of entry ? compileRobots(entry, this.config.userAgent).sitemaps : []) {
         let h: string;
         try {
           h = new URL(url).host;
         } catch {
           continue;
         }
-        if (h === host) visits.push({ url, host }); // another host's sitemap is not ours to fetch
+        if (h === host) sitemaps.push(url); // another host's sitemap is not ours to fetch
       }
+      if (this.credit.documents < sitemaps.length * cost) break; // the host stays due until there is credit
+      this.credit.documents -= sitemaps.length * cost;
+      this.sitemapDue.set(host, now + this.sitemapEveryMs);
+      this.sitemapRound.delete(host); // a new round: the index children budget starts over
+      for (const url of sitemaps) visits.push({ url, host });
     }
     if (visits.length === 0) return;
-      await this.frontier.addRevisits(visits, REVISIT_TIER, now);
-      await this.scheduler.charge(visits.length * this.fetchCost());
+    await this.frontier.addRevisits(visits, REVISIT_TIER, now);
+    await this.scheduler.charge(visits.length * cost);
     this.snap.sitemapsQueued += visits.length;
   }
 

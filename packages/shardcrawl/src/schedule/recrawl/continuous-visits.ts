@@ -27,7 +27,7 @@ const MAX_SITEMAP_BYTES = 16 * 1024 * 1024;
  * sitemap, index, feed), h (JSON [[url, date ms or 0], ...]; an index's child sitemaps with 0).
  */
 export const hintStreamKey = (prefix: string) => new FrontierKeys(prefix).recrawlHints;
-/** Redis stream of listing reads: fields u (listing URL), c (JSON changed item URLs), n (new items), i (items). */
+/** Redis stream of listing reads: fields u (listing URL), t (its fetch time, ms), c (JSON changed item URLs), n (new items), i (items). */
 export const listingStreamKey = (prefix: string) => new FrontierKeys(prefix).recrawlListingReads;
 /** Hash per host: item path+query -> 8-byte digest of its summary on the listing last read. */
 export const listingItemsKey = (prefix: string, host: string) => new FrontierKeys(prefix).recrawlListingItems(host);
@@ -169,7 +169,7 @@ export class RecrawlVisits {
       });
       if (writes.length > 0) await this.redis.hset(key, ...writes);
     }
-    await this.redis.xadd(listingStreamKey(this.prefix), "MAXLEN", "~", LISTING_STREAM_CAP, "*", "u", page.url, "c", JSON.stringify(changed), "n", String(fresh), "i", String(items.length));
+    await this.redis.xadd(listingStreamKey(this.prefix), "MAXLEN", "~", LISTING_STREAM_CAP, "*", "u", page.url, "t", String(Date.parse(page.fetchedAt)), "c", JSON.stringify(changed), "n", String(fresh), "i", String(items.length));
     return true;
   }
 

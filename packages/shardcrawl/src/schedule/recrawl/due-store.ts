@@ -37,6 +37,11 @@ export interface DueScheduleConfig {
   fallbackLogSigma: number;
   /** Minimum spacing between two planned visits to one host (ms). */
   hostDelayMs: (host: string) => number;
+  /**
+   * The politeness clock a host shares (its registrable domain when the fetch stage spaces requests
+   * per domain): the plan spaces visits per clock, so it does not plan more than the fetchers can do.
+   */
+  politenessKey: (host: string) => string;
   /** A planned visit not recorded after this long is due again. */
   pendingTimeoutMs: number;
   /** Most debt (cost units) visits made outside the plan may run up. */
@@ -65,6 +70,7 @@ export const DEFAULT_DUE_SCHEDULE_CONFIG: Omit<DueScheduleConfig, "budgetPerDay"
   fallbackRatePerDay: 0.2,
   fallbackLogSigma: 2,
   hostDelayMs: () => 1000,
+  politenessKey: (host) => host,
   pendingTimeoutMs: 60 * 60_000,
   maxDebt: Infinity,
   maxCandidates: 50_000,
@@ -395,21 +401,22 @@ export class RedisRecrawlSchedule {
       const gain = c.objective === "changes" ? stale : stale * expectedFreshDays(rate, frequency > 0 ? 1 / frequency : Infinity);
       cands.push({ url, host: t.host, origin: t.origin, field: t.field, rec: t.rec, rate, value, cost, frequency, stale, priority: (value * gain) / cost });
     }
-    // Politeness inside the plan: one host's visits are spaced by its delay within the cycle.
+    // Politeness inside the plan: visits sharing a politeness clock are spaced by the delay within the cycle.
     for (const [h, t] of this.hostNextMs) if (t <= nowMs) this.hostNextMs.delete(h);
     const cycleEnd = nowMs + c.cycleMs;
     const out: PlannedVisit[] = [];
     const chosen = new Set<Candidate>();
     const tryTake = (e: Candidate, reason: PlannedVisit["reason"], slice: { left: number }): boolean => {
       if (chosen.has(e) || e.cost > slice.left) return false;
-      const at = Math.max(nowMs, this.hostNextMs.get(e.host) ?? nowMs);
+      const clock = c.politenessKey(e.host);
+      const at = Math.max(nowMs, this.hostNextMs.get(clock) ?? nowMs);
       if (at >= cycleEnd) return false;
-      this.hostNextMs.set(e.host, at + c.hostDelayMs(e.host));
+      this.hostNextMs.set(clock, at + c.hostDelayMs(e.host));
       chosen.add(e);
       slice.left -= e.cost;
       const predicted = pStale(e.rate, Math.max(0, at - e.rec.lastVisitMs) / DAY_MS);
       if (reason === "validation" && this.pendingValidation.size < 10_000) this.pendingValidation.set(e.url, predicted);
-      out.push({ url: e.url, host: e.host, atMs: at, reason, predictedChange: predicted, cost: e.cost });
+      out.push({ url: e.url, host: e.host, atMs: at, reason, predictedChange: predicted, cost: e.cost, ...(e.rec.hinted ? { urgent: true } : {}) });
       return true;
     };
     let handedBack = 0;

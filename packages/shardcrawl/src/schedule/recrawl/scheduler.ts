@@ -27,6 +27,8 @@ export interface PlannedVisit {
   /** P(changed since the last visit) predicted by the model (0 for discovery). */
   predictedChange: number;
   cost: number;
+  /** A change hint made it due (listing, feed, sitemap): it must not wait behind the host's backlog. */
+  urgent?: boolean;
 }
 
 export interface SchedulerConfig {
