@@ -9,30 +9,48 @@ import type { AdmissionFilter, Refusal } from "./verdict.js";
 /** A trap filter returns undefined to pass a URL, or the reason it refuses it (a counter name). */
 export type UrlFilter = (url: string) => string | undefined;
 
-/** The path part of a normalized absolute URL ("" when there is none). */
-function pathOf(url: string): string {
+/** Where the path of a normalized absolute URL starts and ends (start === end when it has none). */
+function pathBounds(url: string): [number, number] {
   const scheme = url.indexOf("://");
   const start = url.indexOf("/", scheme < 0 ? 0 : scheme + 3);
-  if (start < 0) return "";
+  if (start < 0) return [0, 0];
   let end = url.length;
   const q = url.indexOf("?", start);
   if (q >= 0) end = q;
   const h = url.indexOf("#", start);
   if (h >= 0 && h < end) end = h;
-  return url.slice(start, end);
+  return [start, end];
 }
 
-function segmentsOf(url: string): string[] {
-  return pathOf(url).split("/").filter((s) => s.length > 0);
+/** Non-empty path segments, counted without cutting them out (these filters run on every link sent). */
+function segmentCount(url: string, start: number, end: number): number {
+  let n = 0;
+  let inSegment = false;
+  for (let i = start; i < end; i++) {
+    const slash = url.charCodeAt(i) === 0x2f; /* / */
+    if (!slash && !inSegment) n++;
+    inSegment = !slash;
+  }
+  return n;
+}
+
+function segmentsOf(url: string, start: number, end: number): string[] {
+  return url.slice(start, end).split("/").filter((s) => s.length > 0);
 }
 
 const FACTORIES: Record<string, (n: number) => UrlFilter> = {
   /** More than n path segments: /a/b/c/... generated without end. */
-  "max-path-depth": (n) => (url) => (segmentsOf(url).length > n ? "path-depth" : undefined),
+  "max-path-depth": (n) => (url) => {
+    const [start, end] = pathBounds(url);
+    return segmentCount(url, start, end) > n ? "path-depth" : undefined;
+  },
   /** One segment repeated more than n times: /x/y/x/y/x/y relative-link loops, calendars. */
   "max-repeated-segment": (n) => (url) => {
+    const [start, end] = pathBounds(url);
+    // A path of at most n segments cannot repeat one more than n times (most URLs): no split.
+    if (segmentCount(url, start, end) <= n) return undefined;
     const counts = new Map<string, number>();
-    for (const s of segmentsOf(url)) {
+    for (const s of segmentsOf(url, start, end)) {
       const c = (counts.get(s) ?? 0) + 1;
       if (c > n) return "repeated-segment";
       counts.set(s, c);
@@ -44,8 +62,12 @@ const FACTORIES: Record<string, (n: number) => UrlFilter> = {
     const q = url.indexOf("?");
     if (q < 0) return undefined;
     const h = url.indexOf("#", q);
-    const query = url.slice(q + 1, h < 0 ? url.length : h);
-    return query.length > 0 && query.split("&").length > n ? "query-params" : undefined;
+    const end = h < 0 ? url.length : h;
+    if (end === q + 1) return undefined;
+    // Parameters = "&" separators + 1, counted in place.
+    let params = 1;
+    for (let i = q + 1; i < end; i++) if (url.charCodeAt(i) === 0x26 /* & */ && ++params > n) return "query-params";
+    return undefined;
   },
   "max-url-length": (n) => (url) => (url.length > n ? "url-length" : undefined),
 };

@@ -24,6 +24,16 @@ describe("SeenCache", () => {
     c.clear();
     expect(c.size).toBe(0);
   });
+
+  it("answers seen only for URLs it was told about (fingerprints do not collide on near-identical URLs)", () => {
+    const c = new SeenCache(200_000);
+    const near = (i: number) => `https://a.test/p/${i}?q=${i % 7}`;
+    for (let i = 0; i < 90_000; i++) c.remember(near(i));
+    expect(c.size).toBe(90_000);
+    for (let i = 0; i < 90_000; i++) if (!c.has(near(i))) expect.fail(`forgot ${near(i)}`);
+    for (let i = 90_000; i < 400_000; i++) if (c.has(near(i))) expect.fail(`claims ${near(i)}`);
+    for (const u of ["", "h", "https://a.test/p/1?q=2", "https://a.test/p/1?q=1 ", "https://a.test/\u00e9"]) expect(c.has(u)).toBe(false);
+  });
 });
 
 let redis: Redis;
