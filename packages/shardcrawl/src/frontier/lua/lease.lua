@@ -117,7 +117,7 @@ else
 end
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
-  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm')
+  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh')
   -- Domain mode (lib.lua domain_fill): the clock, limits and slots are the domain's (P d:<domain>),
   -- and only the domain's representative may lease.
   local dom = pk_of(hk)
@@ -125,7 +125,8 @@ for _, host in ipairs(hosts) do
   local skip = false
   if dom then
     local w = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
-    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held_until(hk) then
+    local held = (tonumber(v[8] or '0') or 0) > NOW
+    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held then
       sync_domain(host, hk, dom)
       skip = true
     end
@@ -171,9 +172,17 @@ for _, host in ipairs(hosts) do
         -- The domain's next start; this host goes to the end of the domain's line (round robin).
         redis.call('HSET', dk, 'n', int(nx))
         redis.call('ZREM', K_READY, host)
-        redis.call('HDEL', dk, 'r')
-        if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
-        domain_fill(dom, dk)
+        if q > 0 and f >= c and redis.call('EXISTS', dwkey(dom)) == 0 then
+          -- Nobody else waits (a one-host domain, the common case): the host stays the
+          -- representative while the slots are full, out of P ready, and the completion's
+          -- domain_fill readies it again -- the same outcome as going through the empty line,
+          -- without its ~10 calls. A host that joins meanwhile sends it to the end of the line
+          -- (domain_fill: a representative without a free slot), so the clock stays shared.
+        else
+          redis.call('HDEL', dk, 'r')
+          if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
+          if f < c then domain_fill(dom, dk) end
+        end
       else
       redis.call('HSET', hk, 'n', int(nx))
       if q <= 0 or f >= c then

@@ -132,8 +132,9 @@ end
 -- Domain mode: gives the domain a representative in P ready when it has none and a free slot
 -- (the first waiting host that still has queued URLs, scored max(now, domain next)), or takes the
 -- representative out (back to the end of the line) when the domain's slots are full.
-local function domain_fill(k, dk)
-  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+-- v: the domain's f, n, c, a, r when the caller has just read them (else read here).
+local function domain_fill(k, dk, v)
+  v = v or redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
   local free = (tonumber(v[1]) or 0) < conc_of(v[3], v[4])
   local n = tonumber(v[2]) or 0
   local rep = v[5]
@@ -172,15 +173,19 @@ end
 -- P dw:<domain>; one without leaves both.
 local function sync_domain(host, hk, k)
   local dk = dkey(k)
-  local q = tonumber(redis.call('HGET', hk, 'q')) or 0
-  local rep = redis.call('HGET', dk, 'r')
-  local hh = held_until(hk)
+  local hv = redis.call('HMGET', hk, 'q', 'hh')
+  local q = tonumber(hv[1]) or 0
+  local hh = tonumber(hv[2] or '0') or 0
+  if hh <= NOW then hh = nil end
+  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+  local rep = v[5]
   if hh then redis.call('ZADD', K_HELD, int(hh), host) end
   if q <= 0 or hh then
     redis.call('ZREM', dwkey(k), host)
     if rep == host then
       redis.call('ZREM', K_READY, host)
       redis.call('HDEL', dk, 'r')
+      v[5] = false
     end
   elseif rep ~= host then
     redis.call('ZREM', K_READY, host)
@@ -188,7 +193,7 @@ local function sync_domain(host, hk, k)
       redis.call('ZADD', dwkey(k), redis.call('HINCRBY', dk, 's', 1), host)
     end
   end
-  domain_fill(k, dk)
+  domain_fill(k, dk, v)
 end
 
 local function sync_ready(host, hk)
