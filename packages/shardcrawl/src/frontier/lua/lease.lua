@@ -54,6 +54,7 @@ end
 local out = {'ok'}
 if want <= 0 then return out end
 local leased = 0
+stats_batch()
 wake_held(32)
 -- Host affinity: a politeness key (the host, or its registrable domain in domain mode) is leased
 -- by one fetcher, chosen by rendezvous hashing of the key over the live fetcher slots, so that
@@ -203,4 +204,5 @@ for _, host in ipairs(hosts) do
   end
 end
 if leased > 0 then stat('leased', leased) end
+stats_flush()
 return out

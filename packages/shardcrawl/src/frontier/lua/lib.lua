@@ -46,7 +46,35 @@ local function hkey(host) return P .. 'h:' .. host end
 local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 -- Integers as plain decimal strings (never exponent notation) for scores, offsets and fields.
 local function int(x) return string.format('%d', x) end
-local function stat(field, by) redis.call('HINCRBY', K_STATS, field, by) end
+-- Counters (P stats). A script on the per-page path (lease, ack_page) opens a batch and writes its
+-- deltas once at the end (stats_flush): one HINCRBY per field instead of one per event, and one
+-- HMGET + HSET when three or more fields changed. Inside one atomic script the result is the same.
+local STAT_BATCH = nil
+local function stat(field, by)
+  if STAT_BATCH then STAT_BATCH[field] = (STAT_BATCH[field] or 0) + by
+  else redis.call('HINCRBY', K_STATS, field, by) end
+end
+local function stats_batch() STAT_BATCH = {} end
+local function stats_flush()
+  local b = STAT_BATCH
+  STAT_BATCH = nil
+  if not b then return end
+  local names = {}
+  for field, d in pairs(b) do
+    if d ~= 0 then names[#names + 1] = field end
+  end
+  if #names < 3 then
+    for _, field in ipairs(names) do redis.call('HINCRBY', K_STATS, field, int(b[field])) end
+    return
+  end
+  local cur = redis.call('HMGET', K_STATS, unpack(names))
+  local args = {}
+  for i, field in ipairs(names) do
+    args[#args + 1] = field
+    args[#args + 1] = int((tonumber(cur[i]) or 0) + b[field])
+  end
+  redis.call('HSET', K_STATS, unpack(args))
+end
 
 -- Politeness key (P flowcfg pk = "domain"): a host whose field k names its registrable domain
 -- shares ONE clock and in-flight limit with the other hosts of that domain. The domain's state is
