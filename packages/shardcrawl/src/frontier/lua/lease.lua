@@ -118,9 +118,10 @@ else
 end
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
-  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh')
+  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh', 'k')
   -- Domain mode (lib.lua domain_fill): the clock, limits and slots are the domain's (P d:<domain>),
-  -- and only the domain's representative may lease.
+  -- and only the domain's representative may lease. (Field k read here saves pk_of its HGET.)
+  if PK_OF[hk] == nil then PK_OF[hk] = v[9] end
   local dom = pk_of(hk)
   local dk = dom and dkey(dom)
   local skip = false

@@ -155,6 +155,18 @@ local function queued_add(hk, delta)
   return q
 end
 
+-- Puts a host in P ready at max(now, n); an entry already there keeps its place unless n is later.
+-- (With n in the future -- a completion has just pushed the clock -- that is one ZADD GT.)
+local function ready_at(host, n)
+  if n > NOW then
+    redis.call('ZADD', K_READY, 'GT', int(n), host)
+    return
+  end
+  local s = redis.call('ZSCORE', K_READY, host)
+  if not s then redis.call('ZADD', K_READY, int(NOW), host)
+  elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), host) end
+end
+
 -- Puts the host into the ready schedule iff it has queued URLs and a free concurrency slot.
 -- A new entry is scored max(now, next); an existing one keeps its place unless next moved later.
 -- Domain mode: gives the domain a representative in P ready when it has none and a free slot
@@ -173,9 +185,7 @@ local function domain_fill(k, dk, v)
       redis.call('HDEL', dk, 'r')
       redis.call('ZADD', dw, redis.call('HINCRBY', dk, 's', 1), rep)
     else
-      local s = redis.call('ZSCORE', K_READY, rep)
-      if not s then redis.call('ZADD', K_READY, int(math.max(NOW, n)), rep)
-      elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), rep) end
+      ready_at(rep, n)
     end
     return
   end
@@ -232,12 +242,7 @@ local function sync_ready(host, hk)
   local n = tonumber(v[2]) or 0
   local q = tonumber(v[4]) or 0
   if q > 0 and f < conc_of(v[3], v[5]) then
-    local s = redis.call('ZSCORE', K_READY, host)
-    if not s then
-      redis.call('ZADD', K_READY, int(math.max(NOW, n)), host)
-    elseif n > tonumber(s) then
-      redis.call('ZADD', K_READY, int(n), host)
-    end
+    ready_at(host, n)
   else
     redis.call('ZREM', K_READY, host)
   end
