@@ -39,7 +39,7 @@ local parse_full = (tonumber(flow[4]) or 0) > NOW and 'storage' or 'parse-full'
 if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
 local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
 if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {parse_full} end
-local gmax = tonumber(redis.call('HGET', K_FLOWCFG, 'gmax') or '0') or 0
+local gmax = tonumber(flowcfg().gmax or '0') or 0
 if gmax > 0 then
   local room = gmax - redis.call('ZCARD', K_LEASES)
   if room <= 0 then return {'global-full'} end
@@ -69,7 +69,7 @@ wake_held(32)
 --                      owner under ao and the version it was computed for under av
 --   P flowcfg affgrace  grace in ms (default 1000; 0 = no affinity)
 local AFF_STALE_MS = 60000
-local aff_grace = tonumber(redis.call('HGET', K_FLOWCFG, 'affgrace') or '') or 1000
+local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
 local my_slot = nil
 local live, live_v = {}, '0'
 if owner ~= '' and aff_grace > 0 then

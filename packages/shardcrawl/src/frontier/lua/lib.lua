@@ -76,6 +76,19 @@ local function stats_flush()
   redis.call('HSET', K_STATS, unpack(args))
 end
 
+-- The P flowcfg fields the per-page scripts read, in one HMGET per script call (frontier.ts writes
+-- them between script calls, never a script).
+local FLOWCFG_FIELDS = {'pk', 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mcap', 'gmax', 'affgrace', 'hbud', 'shed'}
+local FLOWCFG = nil
+local function flowcfg()
+  if not FLOWCFG then
+    local v = redis.call('HMGET', K_FLOWCFG, unpack(FLOWCFG_FIELDS))
+    FLOWCFG = {}
+    for i, field in ipairs(FLOWCFG_FIELDS) do FLOWCFG[field] = v[i] end
+  end
+  return FLOWCFG
+end
+
 -- Politeness key (P flowcfg pk = "domain"): a host whose field k names its registrable domain
 -- shares ONE clock and in-flight limit with the other hosts of that domain. The domain's state is
 -- P d:<domain> (n next start, f in flight, c/a/m/t/w/b as a host's, r its representative host,
@@ -85,7 +98,7 @@ end
 -- Hosts without k (host mode, or not yet keyed) keep their own clock as before.
 local PK_MODE = nil
 local function domain_mode()
-  if PK_MODE == nil then PK_MODE = redis.call('HGET', K_FLOWCFG, 'pk') == 'domain' end
+  if PK_MODE == nil then PK_MODE = flowcfg().pk == 'domain' end
   return PK_MODE
 end
 local function dkey(d) return P .. 'd:' .. d end
@@ -293,14 +306,14 @@ local function feedback(host, hk0, base)
   if sig == 'none' then return end
   local lat = tonumber(ARGV[base + 1]) or 0
   local started = tonumber(ARGV[base + 2]) or 0
-  local cfg = redis.call('HMGET', K_FLOWCFG, 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mcap')
-  local floor = tonumber(cfg[1]) or 1
-  local ai = tonumber(cfg[2]) or 0.1
-  local md = tonumber(cfg[3]) or 0.5
-  local latf = tonumber(cfg[4]) or 0
-  local latmin = tonumber(cfg[5]) or 1000
-  local probe = tonumber(cfg[6]) or 60000
-  local mcap = tonumber(cfg[7]) or 16
+  local cfg = flowcfg()
+  local floor = tonumber(cfg.floor) or 1
+  local ai = tonumber(cfg.ai) or 0.1
+  local md = tonumber(cfg.md) or 0.5
+  local latf = tonumber(cfg.lat) or 0
+  local latmin = tonumber(cfg.latmin) or 1000
+  local probe = tonumber(cfg.probe) or 60000
+  local mcap = tonumber(cfg.mcap) or 16
   local v = redis.call('HMGET', hk, 'a', 'm', 't', 'w', 'b', 'c')
   local hard = tonumber(v[6])
   if not (hard and hard >= 1) then hard = DEFAULT_CONC end
@@ -713,12 +726,12 @@ local function add_links(base)
     end
   end
   local dropped_domain = 0
-  local fc = redis.call('HMGET', K_FLOWCFG, 'hbud', 'shed')
-  local hbud = tonumber(fc[1]) or 0
-  local spill = fc[2] == 'spill'
+  local hbud = tonumber(flowcfg().hbud) or 0
+  local spill = flowcfg().shed == 'spill'
   local tcap = tonumber(redis.call('HGET', P .. 'flow', 'tcap') or '0') or 0
   if tcap > 0 and (max_total <= 0 or tcap < max_total) then max_total = tcap end
   local total = tonumber(redis.call('HGET', K_STATS, 'queued') or '0')
+  if STAT_BATCH and STAT_BATCH.queued then total = total + STAT_BATCH.queued end
   local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
   local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
