@@ -272,14 +272,16 @@ local function wake_held(max)
   end
 end
 
--- Raises the host's next allowed start to now + gap (never lowers it).
-local function push_next(hk)
+-- Raises the host's next allowed start to now + gap (never lowers it). d: the host's field d when
+-- the caller has read it (false = absent), nil to read it here.
+local function push_next(hk, d)
   local k = pk_of(hk)
   if k then
     -- Domain mode: the domain's clock, with the delay override (Crawl-delay) of this host.
     local dk = dkey(k)
     local w = redis.call('HMGET', dk, 'n', 'c', 'a', 'm')
-    local nx = NOW + gap_of(redis.call('HGET', hk, 'd'), conc_of(w[2], w[3]), w[4])
+    if d == nil then d = redis.call('HGET', hk, 'd') end
+    local nx = NOW + gap_of(d, conc_of(w[2], w[3]), w[4])
     if nx > (tonumber(w[1]) or 0) then redis.call('HSET', dk, 'n', int(nx)) end
     return
   end
@@ -403,9 +405,16 @@ local function release(id, host_hint)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
   if redis.call('HINCRBY', hk, 'f', -1) < 0 then redis.call('HSET', hk, 'f', 0) end
+  -- Domain mode: the host's domain and delay override in one read (pk_of, push_next).
+  local d = nil
+  if domain_mode() and PK_OF[hk] == nil then
+    local kd = redis.call('HMGET', hk, 'k', 'd')
+    PK_OF[hk] = kd[1]
+    d = kd[2]
+  end
   local ck = clock_key(hk)
   if ck ~= hk and redis.call('HINCRBY', ck, 'f', -1) < 0 then redis.call('HSET', ck, 'f', 0) end
-  push_next(hk)
+  push_next(hk, d)
   return host, hk, tier, el
 end
 
@@ -834,7 +843,7 @@ local function add_links(base)
       if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       if h.q >= BIG_MIN then
-        redis.call('ZADD', K_BIG, h.q, h.host)
+        redis.call('ZADD', K_BIG, int(h.q), h.host)
         big_added = true
       elseif h.q0 >= BIG_MIN then
         redis.call('ZREM', K_BIG, h.host)
