@@ -108,6 +108,32 @@ describe("politeness per registrable domain", () => {
     await checkInvariants(redis, f);
   });
 
+  it("a one-host domain keeps its representative while leased; a host joining then shares the clock", async () => {
+    const f = await open({ delayMs: 1000 });
+    await f.addLinks([link("https://www.a.test/1"), link("https://www.a.test/2")], { now: 0 });
+    const [a1] = (await f.lease(10, 10)).leases;
+    expect(a1!.host).toBe("www.a.test");
+    // Nobody else waits: no trip through the domain's line.
+    expect(await redis.hget(f.keys.politenessDomain("a.test"), "r")).toBe("www.a.test");
+    expect(await redis.exists(f.keys.domainWaiting("a.test"))).toBe(0);
+    expect((await f.stats(10)).readyHosts).toBe(0);
+    await checkInvariants(redis, f);
+    // A second host of the domain appears while the first one's request is in flight.
+    await f.addLinks([link("https://m.a.test/1")], { now: 20 });
+    expect((await f.lease(10, 50)).leases).toEqual([]);
+    await checkInvariants(redis, f);
+    await f.completeWithPage(a1!, page(a1!.url), 100);
+    // One clock for both: nothing before the domain's next start, then one host per turn.
+    expect((await f.lease(10, 1099)).leases).toEqual([]);
+    const second = (await f.lease(10, 1100)).leases;
+    expect(second.map((l) => l.host)).toEqual(["m.a.test"]);
+    await checkInvariants(redis, f);
+    await f.completeWithPage(second[0]!, page(second[0]!.url), 1200);
+    expect((await f.lease(10, 2199)).leases).toEqual([]);
+    expect((await f.lease(10, 2200)).leases.map((l) => l.host)).toEqual(["www.a.test"]);
+    await checkInvariants(redis, f);
+  });
+
   it("host mode keeps a clock per host", async () => {
     const f = await open({ delayMs: 1000, politenessKey: "host" });
     await f.addLinks([link("https://www.a.test/1"), link("https://m.a.test/1")], { now: 0 });

@@ -14,10 +14,12 @@ if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then
   stat('staleAcks', 1)
   return {-1, 0, 0, 0}
 end
+stats_batch()
 forget_page(ARGV[6])
 stat('parsed', 1)
 if ARGV[7] ~= '' then stat('parseErr:' .. ARGV[7], 1) end
 local added, seen, dropped = add_links(8)
 if added > 0 then stat('discovered', added) end
 key_hosts_by_domain(ARGV[#ARGV])
+stats_flush()
 return {1, added, seen, dropped}

@@ -39,7 +39,7 @@ local parse_full = (tonumber(flow[4]) or 0) > NOW and 'storage' or 'parse-full'
 if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
 local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
 if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {parse_full} end
-local gmax = tonumber(redis.call('HGET', K_FLOWCFG, 'gmax') or '0') or 0
+local gmax = tonumber(flowcfg().gmax or '0') or 0
 if gmax > 0 then
   local room = gmax - redis.call('ZCARD', K_LEASES)
   if room <= 0 then return {'global-full'} end
@@ -54,6 +54,7 @@ end
 local out = {'ok'}
 if want <= 0 then return out end
 local leased = 0
+stats_batch()
 wake_held(32)
 -- Host affinity: a politeness key (the host, or its registrable domain in domain mode) is leased
 -- by one fetcher, chosen by rendezvous hashing of the key over the live fetcher slots, so that
@@ -68,7 +69,7 @@ wake_held(32)
 --                      owner under ao and the version it was computed for under av
 --   P flowcfg affgrace  grace in ms (Frontier.open: a quarter of the delay, 1-15 s; 0 = no affinity)
 local AFF_STALE_MS = 60000
-local aff_grace = tonumber(redis.call('HGET', K_FLOWCFG, 'affgrace') or '') or 1000
+local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
 local my_slot = nil
 local live, live_v = {}, '0'
 if owner ~= '' and aff_grace > 0 then
@@ -117,15 +118,17 @@ else
 end
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
-  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm')
+  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh', 'k')
   -- Domain mode (lib.lua domain_fill): the clock, limits and slots are the domain's (P d:<domain>),
-  -- and only the domain's representative may lease.
+  -- and only the domain's representative may lease. (Field k read here saves pk_of its HGET.)
+  if PK_OF[hk] == nil then PK_OF[hk] = v[9] end
   local dom = pk_of(hk)
   local dk = dom and dkey(dom)
   local skip = false
   if dom then
     local w = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
-    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held_until(hk) then
+    local held = (tonumber(v[8] or '0') or 0) > NOW
+    if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held then
       sync_domain(host, hk, dom)
       skip = true
     end
@@ -171,9 +174,17 @@ for _, host in ipairs(hosts) do
         -- The domain's next start; this host goes to the end of the domain's line (round robin).
         redis.call('HSET', dk, 'n', int(nx))
         redis.call('ZREM', K_READY, host)
-        redis.call('HDEL', dk, 'r')
-        if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
-        domain_fill(dom, dk)
+        if q > 0 and f >= c and redis.call('EXISTS', dwkey(dom)) == 0 then
+          -- Nobody else waits (a one-host domain, the common case): the host stays the
+          -- representative while the slots are full, out of P ready, and the completion's
+          -- domain_fill readies it again -- the same outcome as going through the empty line,
+          -- without its ~10 calls. A host that joins meanwhile sends it to the end of the line
+          -- (domain_fill: a representative without a free slot), so the clock stays shared.
+        else
+          redis.call('HDEL', dk, 'r')
+          if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
+          if f < c then domain_fill(dom, dk) end
+        end
       else
       redis.call('HSET', hk, 'n', int(nx))
       if q <= 0 or f >= c then
@@ -194,4 +205,5 @@ for _, host in ipairs(hosts) do
   end
 end
 if leased > 0 then stat('leased', leased) end
+stats_flush()
 return out

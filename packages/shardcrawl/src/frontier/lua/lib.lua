@@ -46,7 +46,48 @@ local function hkey(host) return P .. 'h:' .. host end
 local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 -- Integers as plain decimal strings (never exponent notation) for scores, offsets and fields.
 local function int(x) return string.format('%d', x) end
-local function stat(field, by) redis.call('HINCRBY', K_STATS, field, by) end
+-- Counters (P stats). A script on the per-page path (lease, ack_page) opens a batch and writes its
+-- deltas once at the end (stats_flush): one HINCRBY per field instead of one per event, and one
+-- HMGET + HSET when three or more fields changed. Inside one atomic script the result is the same.
+local STAT_BATCH = nil
+local function stat(field, by)
+  if STAT_BATCH then STAT_BATCH[field] = (STAT_BATCH[field] or 0) + by
+  else redis.call('HINCRBY', K_STATS, field, by) end
+end
+local function stats_batch() STAT_BATCH = {} end
+local function stats_flush()
+  local b = STAT_BATCH
+  STAT_BATCH = nil
+  if not b then return end
+  local names = {}
+  for field, d in pairs(b) do
+    if d ~= 0 then names[#names + 1] = field end
+  end
+  if #names < 3 then
+    for _, field in ipairs(names) do redis.call('HINCRBY', K_STATS, field, int(b[field])) end
+    return
+  end
+  local cur = redis.call('HMGET', K_STATS, unpack(names))
+  local args = {}
+  for i, field in ipairs(names) do
+    args[#args + 1] = field
+    args[#args + 1] = int((tonumber(cur[i]) or 0) + b[field])
+  end
+  redis.call('HSET', K_STATS, unpack(args))
+end
+
+-- The P flowcfg fields the per-page scripts read, in one HMGET per script call (frontier.ts writes
+-- them between script calls, never a script).
+local FLOWCFG_FIELDS = {'pk', 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mcap', 'gmax', 'affgrace', 'hbud', 'shed'}
+local FLOWCFG = nil
+local function flowcfg()
+  if not FLOWCFG then
+    local v = redis.call('HMGET', K_FLOWCFG, unpack(FLOWCFG_FIELDS))
+    FLOWCFG = {}
+    for i, field in ipairs(FLOWCFG_FIELDS) do FLOWCFG[field] = v[i] end
+  end
+  return FLOWCFG
+end
 
 -- Politeness key (P flowcfg pk = "domain"): a host whose field k names its registrable domain
 -- shares ONE clock and in-flight limit with the other hosts of that domain. The domain's state is
@@ -57,7 +98,7 @@ local function stat(field, by) redis.call('HINCRBY', K_STATS, field, by) end
 -- Hosts without k (host mode, or not yet keyed) keep their own clock as before.
 local PK_MODE = nil
 local function domain_mode()
-  if PK_MODE == nil then PK_MODE = redis.call('HGET', K_FLOWCFG, 'pk') == 'domain' end
+  if PK_MODE == nil then PK_MODE = flowcfg().pk == 'domain' end
   return PK_MODE
 end
 local function dkey(d) return P .. 'd:' .. d end
@@ -127,13 +168,26 @@ local function queued_add(hk, delta)
   return q
 end
 
+-- Puts a host in P ready at max(now, n); an entry already there keeps its place unless n is later.
+-- (With n in the future -- a completion has just pushed the clock -- that is one ZADD GT.)
+local function ready_at(host, n)
+  if n > NOW then
+    redis.call('ZADD', K_READY, 'GT', int(n), host)
+    return
+  end
+  local s = redis.call('ZSCORE', K_READY, host)
+  if not s then redis.call('ZADD', K_READY, int(NOW), host)
+  elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), host) end
+end
+
 -- Puts the host into the ready schedule iff it has queued URLs and a free concurrency slot.
 -- A new entry is scored max(now, next); an existing one keeps its place unless next moved later.
 -- Domain mode: gives the domain a representative in P ready when it has none and a free slot
 -- (the first waiting host that still has queued URLs, scored max(now, domain next)), or takes the
 -- representative out (back to the end of the line) when the domain's slots are full.
-local function domain_fill(k, dk)
-  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+-- v: the domain's f, n, c, a, r when the caller has just read them (else read here).
+local function domain_fill(k, dk, v)
+  v = v or redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
   local free = (tonumber(v[1]) or 0) < conc_of(v[3], v[4])
   local n = tonumber(v[2]) or 0
   local rep = v[5]
@@ -144,9 +198,7 @@ local function domain_fill(k, dk)
       redis.call('HDEL', dk, 'r')
       redis.call('ZADD', dw, redis.call('HINCRBY', dk, 's', 1), rep)
     else
-      local s = redis.call('ZSCORE', K_READY, rep)
-      if not s then redis.call('ZADD', K_READY, int(math.max(NOW, n)), rep)
-      elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), rep) end
+      ready_at(rep, n)
     end
     return
   end
@@ -172,15 +224,19 @@ end
 -- P dw:<domain>; one without leaves both.
 local function sync_domain(host, hk, k)
   local dk = dkey(k)
-  local q = tonumber(redis.call('HGET', hk, 'q')) or 0
-  local rep = redis.call('HGET', dk, 'r')
-  local hh = held_until(hk)
+  local hv = redis.call('HMGET', hk, 'q', 'hh')
+  local q = tonumber(hv[1]) or 0
+  local hh = tonumber(hv[2] or '0') or 0
+  if hh <= NOW then hh = nil end
+  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+  local rep = v[5]
   if hh then redis.call('ZADD', K_HELD, int(hh), host) end
   if q <= 0 or hh then
     redis.call('ZREM', dwkey(k), host)
     if rep == host then
       redis.call('ZREM', K_READY, host)
       redis.call('HDEL', dk, 'r')
+      v[5] = false
     end
   elseif rep ~= host then
     redis.call('ZREM', K_READY, host)
@@ -188,7 +244,7 @@ local function sync_domain(host, hk, k)
       redis.call('ZADD', dwkey(k), redis.call('HINCRBY', dk, 's', 1), host)
     end
   end
-  domain_fill(k, dk)
+  domain_fill(k, dk, v)
 end
 
 local function sync_ready(host, hk)
@@ -199,12 +255,7 @@ local function sync_ready(host, hk)
   local n = tonumber(v[2]) or 0
   local q = tonumber(v[4]) or 0
   if q > 0 and f < conc_of(v[3], v[5]) then
-    local s = redis.call('ZSCORE', K_READY, host)
-    if not s then
-      redis.call('ZADD', K_READY, int(math.max(NOW, n)), host)
-    elseif n > tonumber(s) then
-      redis.call('ZADD', K_READY, int(n), host)
-    end
+    ready_at(host, n)
   else
     redis.call('ZREM', K_READY, host)
   end
@@ -221,14 +272,16 @@ local function wake_held(max)
   end
 end
 
--- Raises the host's next allowed start to now + gap (never lowers it).
-local function push_next(hk)
+-- Raises the host's next allowed start to now + gap (never lowers it). d: the host's field d when
+-- the caller has read it (false = absent), nil to read it here.
+local function push_next(hk, d)
   local k = pk_of(hk)
   if k then
     -- Domain mode: the domain's clock, with the delay override (Crawl-delay) of this host.
     local dk = dkey(k)
     local w = redis.call('HMGET', dk, 'n', 'c', 'a', 'm')
-    local nx = NOW + gap_of(redis.call('HGET', hk, 'd'), conc_of(w[2], w[3]), w[4])
+    if d == nil then d = redis.call('HGET', hk, 'd') end
+    local nx = NOW + gap_of(d, conc_of(w[2], w[3]), w[4])
     if nx > (tonumber(w[1]) or 0) then redis.call('HSET', dk, 'n', int(nx)) end
     return
   end
@@ -255,14 +308,14 @@ local function feedback(host, hk0, base)
   if sig == 'none' then return end
   local lat = tonumber(ARGV[base + 1]) or 0
   local started = tonumber(ARGV[base + 2]) or 0
-  local cfg = redis.call('HMGET', K_FLOWCFG, 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mcap')
-  local floor = tonumber(cfg[1]) or 1
-  local ai = tonumber(cfg[2]) or 0.1
-  local md = tonumber(cfg[3]) or 0.5
-  local latf = tonumber(cfg[4]) or 0
-  local latmin = tonumber(cfg[5]) or 1000
-  local probe = tonumber(cfg[6]) or 60000
-  local mcap = tonumber(cfg[7]) or 16
+  local cfg = flowcfg()
+  local floor = tonumber(cfg.floor) or 1
+  local ai = tonumber(cfg.ai) or 0.1
+  local md = tonumber(cfg.md) or 0.5
+  local latf = tonumber(cfg.lat) or 0
+  local latmin = tonumber(cfg.latmin) or 1000
+  local probe = tonumber(cfg.probe) or 60000
+  local mcap = tonumber(cfg.mcap) or 16
   local v = redis.call('HMGET', hk, 'a', 'm', 't', 'w', 'b', 'c')
   local hard = tonumber(v[6])
   if not (hard and hard >= 1) then hard = DEFAULT_CONC end
@@ -352,9 +405,16 @@ local function release(id, host_hint)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
   if redis.call('HINCRBY', hk, 'f', -1) < 0 then redis.call('HSET', hk, 'f', 0) end
+  -- Domain mode: the host's domain and delay override in one read (pk_of, push_next).
+  local d = nil
+  if domain_mode() and PK_OF[hk] == nil then
+    local kd = redis.call('HMGET', hk, 'k', 'd')
+    PK_OF[hk] = kd[1]
+    d = kd[2]
+  end
   local ck = clock_key(hk)
   if ck ~= hk and redis.call('HINCRBY', ck, 'f', -1) < 0 then redis.call('HSET', ck, 'f', 0) end
-  push_next(hk)
+  push_next(hk, d)
   return host, hk, tier, el
 end
 
@@ -675,12 +735,12 @@ local function add_links(base)
     end
   end
   local dropped_domain = 0
-  local fc = redis.call('HMGET', K_FLOWCFG, 'hbud', 'shed')
-  local hbud = tonumber(fc[1]) or 0
-  local spill = fc[2] == 'spill'
+  local hbud = tonumber(flowcfg().hbud) or 0
+  local spill = flowcfg().shed == 'spill'
   local tcap = tonumber(redis.call('HGET', P .. 'flow', 'tcap') or '0') or 0
   if tcap > 0 and (max_total <= 0 or tcap < max_total) then max_total = tcap end
   local total = tonumber(redis.call('HGET', K_STATS, 'queued') or '0')
+  if STAT_BATCH and STAT_BATCH.queued then total = total + STAT_BATCH.queued end
   local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
   local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
@@ -783,7 +843,7 @@ local function add_links(base)
       if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       if h.q >= BIG_MIN then
-        redis.call('ZADD', K_BIG, h.q, h.host)
+        redis.call('ZADD', K_BIG, int(h.q), h.host)
         big_added = true
       elseif h.q0 >= BIG_MIN then
         redis.call('ZREM', K_BIG, h.host)
