@@ -7,15 +7,19 @@
 // seconds it samples the CPU seconds and resident memory of every process of the node
 // (supervisor, fetchers, parsers, redis-server) and Redis's memory. CPU per page per decade shows
 // whether the per-page cost stays flat as the frontier grows; on a shared machine read the ratios
-// between decades, not the speeds. A long run must not die silently: progress lines go to a file
+// between decades, not the speeds. Like is compared with like: every host's robots.txt is in the
+// robots cache before the first decade (--warm-robots), so no decade's window is made of first
+// visits to new hosts; what each window did is counted from simweb's request log (pages, first
+// pages of a host, robots.txt requests, failures, new connections) and CPU is given per page and
+// per HTTP request, by process. A long run must not die silently: progress lines go to a file
 // (--progress), every sample to --samples, the result is rewritten after each decade, a decade
 // that fails is recorded in "problems" and the run goes on, and --max-minutes (or a signal) ends
 // the run with the decades measured so far.
 // Usage: node scripts/bench/crawl-scale.mjs [--mode quick|full] [--out FILE] [--samples FILE]
 //          [--progress FILE] [--max-minutes N] [--segment-minutes N] [--window PAGES]
-//          [--hosts N] [--target-urls N] [--seed-hosts N] [--unserved exclude|crawl]
+//          [--hosts N] [--target-urls N] [--seed-hosts N] [--unserved exclude|crawl] [--warm-robots model|http|off]
 import { spawn } from "node:child_process";
-import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
@@ -25,8 +29,11 @@ import {
 const opts = args({
   samples: { type: "string" }, "target-urls": { type: "string" }, window: { type: "string" }, hosts: { type: "string" }, "seed-hosts": { type: "string" },
   "max-minutes": { type: "string" }, "segment-minutes": { type: "string" }, progress: { type: "string" }, unserved: { type: "string", default: "exclude" },
+  "warm-robots": { type: "string", default: "model" },
 });
 if (opts.unserved !== "exclude" && opts.unserved !== "crawl") throw new Error(`--unserved must be exclude or crawl, got ${opts.unserved}`);
+if (!["model", "http", "off"].includes(opts["warm-robots"])) throw new Error(`--warm-robots must be model, http or off, got ${opts["warm-robots"]}`);
+const WARM = opts["warm-robots"];
 const FULL = opts.mode === "full";
 const HOSTS = Number(opts.hosts ?? (FULL ? 100_000 : 10_000));
 const TARGET = Number(opts["target-urls"] ?? (FULL ? 1e7 : 1e5));
@@ -64,7 +71,9 @@ function roleOf(pid, redisPid) {
 }
 
 const SIM_CONFIG = { preset: "polite", hosts: HOSTS, seed: 17, httpsShare: 0, outDegreeFrom: "real" };
-const sim = await startSimweb(SIM_CONFIG, [], join(work, "simweb"));
+// simweb's request log tells each window's requests apart (pages, robots.txt, failures, first pages of a host).
+const requestLog = join(work, "simweb-requests.jsonl");
+const sim = await startSimweb(SIM_CONFIG, ["--log", requestLog], join(work, "simweb"));
 const seeds = join(work, "seeds.txt");
 const excludeFile = join(work, "exclude.txt");
 writeFileSync(excludeFile, "invalid simweb's unserved hosts\n");
@@ -143,6 +152,135 @@ async function preload(n) {
   return { offered, added, seen, dropped, seconds, urlsPerS: offered / Math.max(seconds, 1e-3) };
 }
 
+const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
+/** The node's --robots-outage-max default: a good entry is kept that long as the last cached copy (robots-step.ts). */
+const ROBOTS_KEEP_MS = 30 * 24 * 3600_000;
+
+/**
+ * Puts every served host's robots.txt in the frontier's robots cache before the first measured
+ * decade, as the node's robots step stores a good answer (rules or allow-all, fresh 24 h, kept 30
+ * days). Without it a decade's window is mostly first visits once the frontier spans all 10^5
+ * hosts (measured at 10^6 URLs: 6.2 leases per page, each new host's robots.txt fetch and
+ * requeue), while the 10^4 decade crawls hosts it already knows: the decades would compare request
+ * mixes, not frontier sizes. Hosts whose robots.txt is unreachable (simweb's server-error and
+ * unreachable kinds) are left to the crawler: their outage retries stay in every window, counted
+ * as robots requests. "http" fetches each file once with the crawler's fetchRobots and HTTP client
+ * (one request per host, redirects after the node's delay; ~45 hosts/s on this loaded machine: 37
+ * minutes for 10^5 hosts); "model" (default) writes the bytes simweb serves, cut at 500 KiB as the
+ * fetch cuts them, without the requests. Either way the node's own robots.txt fetches are not in
+ * any window: their cost is measured by --warm-robots off (requests counted per window).
+ */
+async function warmRobots() {
+  return WARM === "http" ? warmRobotsHttp() : warmRobotsModel();
+}
+
+async function warmRobotsModel() {
+  const { Listings } = await import(join(ROOT, "packages/simweb/dist/index.js"));
+  const { RobotsCache, FrontierKeys } = await import(join(ROOT, "packages/shardcrawl/dist/frontier/index.js"));
+  const { ROBOTS_MAX_BYTES } = await import(join(ROOT, "packages/shardcrawl/dist/fetch/robots.js"));
+  const listings = new Listings(world);
+  const cache = new RobotsCache(redis.client, new FrontierKeys("sc:"));
+  const t = Date.now();
+  const kinds = {};
+  let bytes = 0;
+  const pending = [];
+  for (let i = 0; i < HOSTS; i++) {
+    const h = world.model(i);
+    const kind = h.info.robots;
+    kinds[kind] = (kinds[kind] ?? 0) + 1;
+    if (world.robots.disallowsAll(h)) continue;
+    const text = world.robots.text(h);
+    const origin = world.origin(h);
+    let entry;
+    if (kind === "absent" && text === null) entry = { kind: "allow-all", fetchedAt: Date.now() };
+    else {
+      let body = (text ?? "") + listings.robotsLines(h);
+      const buf = Buffer.from(body, "utf8");
+      if (buf.length > ROBOTS_MAX_BYTES) {
+        // The fetch reads 500 KiB and drops the cut line (fetch/robots.ts robotsText).
+        body = new TextDecoder("utf-8").decode(buf.subarray(0, ROBOTS_MAX_BYTES));
+        const lastBreak = Math.max(body.lastIndexOf("\n"), body.lastIndexOf("\r"));
+        body = lastBreak === -1 ? "" : body.slice(0, lastBreak + 1);
+      }
+      bytes += body.length;
+      entry = { kind: "rules", body, fetchedAt: Date.now() };
+    }
+    pending.push(cache.set(origin, entry, 24 * 3600_000, ROBOTS_KEEP_MS));
+    if (pending.length >= 500) await Promise.all(pending.splice(0));
+  }
+  await Promise.all(pending);
+  return { mode: "model", hosts: HOSTS, kinds, bodyChars: bytes, seconds: (Date.now() - t) / 1000 };
+}
+
+async function warmRobotsHttp() {
+  const { createHttpClient } = await import(join(ROOT, "packages/shardcrawl/dist/fetch/http-client.js"));
+  const { fetchRobots } = await import(join(ROOT, "packages/shardcrawl/dist/fetch/robots.js"));
+  const { RobotsCache, FrontierKeys } = await import(join(ROOT, "packages/shardcrawl/dist/frontier/index.js"));
+  const client = createHttpClient({
+    userAgent: UA, connectTo: [`:80:127.0.0.1:${sim.http}`, `:443:127.0.0.1:${sim.https}`], allowPrivate: true, caFile: sim.ca,
+    maxBodyBytes: 250 * 1024, keepAliveTimeoutMs: 1000,
+  });
+  const cache = new RobotsCache(redis.client, new FrontierKeys("sc:"));
+  const t = Date.now();
+  const kinds = {};
+  let next = 0, lastNote = t;
+  const one = async (i) => {
+    const origin = world.origin(world.model(i));
+    const r = await fetchRobots(client, origin, UA, { redirectDelayMs: 1050, unavailableRetryMs: 0, minRetryMs: 0, maxRetryMs: ROBOTS_KEEP_MS });
+    kinds[r.entry.kind] = (kinds[r.entry.kind] ?? 0) + 1;
+    if (r.entry.kind !== "disallow-all") await cache.set(origin, r.entry, r.ttlMs, ROBOTS_KEEP_MS);
+  };
+  try {
+    await Promise.all(Array.from({ length: 48 }, async () => {
+      while (next < HOSTS) {
+        await one(next++);
+        if (Date.now() - lastNote > 30_000) {
+          lastNote = Date.now();
+          progress(`  warming robots.txt: ${next} of ${HOSTS} hosts, ${fmt(next / ((lastNote - t) / 1000), 0)} hosts/s`);
+        }
+        if (timeLeft() <= 0) throw new Error("out of time while warming robots.txt");
+      }
+    }));
+  } finally {
+    await client.close();
+  }
+  // The node's first request to a host keeps its delay after ours.
+  await new Promise((r) => setTimeout(r, 1100));
+  return { mode: "http", hosts: HOSTS, kinds, seconds: (Date.now() - t) / 1000 };
+}
+
+/**
+ * The requests simweb served while `from`..`to` (epoch ms; by response end), from its request log:
+ * pages vs robots.txt (either path a host serves its rules on), failures (no response or 5xx),
+ * 429s, first page request a host ever got vs later ones, and connections first seen then.
+ */
+function requestsBetween(from, to) {
+  const pageHosts = new Set(), conns = new Set();
+  const w = { requests: 0, pages: 0, pagesFirstOfHost: 0, pagesFailed: 0, robots: 0, robotsFailed: 0, status429: 0, newConnections: 0, bytes: 0 };
+  let text = "";
+  try { text = readFileSync(requestLog, "utf8"); } catch { return undefined; }
+  for (const line of text.split("\n")) {
+    if (!line) continue;
+    let e;
+    try { e = JSON.parse(line); } catch { continue; }
+    const robots = e.path === "/robots.txt" || e.path === "/meta/robots.txt";
+    const inside = e.end > from && e.end <= to;
+    const firstPage = !robots && !pageHosts.has(e.host);
+    if (firstPage) pageHosts.add(e.host);
+    const newConn = e.conn !== undefined && !conns.has(e.conn);
+    if (newConn) conns.add(e.conn);
+    if (!inside) continue;
+    const failed = e.status === 0 || e.status >= 500;
+    w.requests++;
+    w.bytes += e.bytes ?? 0;
+    if (e.status === 429) w.status429++;
+    if (newConn) w.newConnections++;
+    if (robots) { w.robots++; if (failed) w.robotsFailed++; }
+    else { w.pages++; if (failed) w.pagesFailed++; if (firstPage) w.pagesFirstOfHost++; }
+  }
+  return w;
+}
+
 const perPid = new Map();
 const samples = [];
 const redis0 = redis.cpu();
@@ -175,6 +313,7 @@ async function sample(segment, phase = "crawl") {
     duplicates: Number(stats.duplicates ?? 0), parsed: Number(stats.parsed ?? 0),
     // Leases include robots.txt fetches of hosts seen for the first time (the URL is requeued).
     leased: Number(stats.leased ?? 0), requeued: Number(stats.requeued ?? 0), connOpened: Number(stats["conn:opened"] ?? 0),
+    robotsDeferred: Number(stats.robotsDeferred ?? 0), t: Date.now(),
   };
   samples.push(s);
   appendFileSync(samplesFile, JSON.stringify(s) + "\n");
@@ -250,7 +389,18 @@ async function crawlSegment(k, size, loading) {
       rssMB: last.rssMB, redisUsedMB: last.redisUsedMB, redisBytesPerUrl: (last.redisUsedMB * 1e6) / Math.max(1, last.frontier),
       load1: last.load1, elapsedS: (Date.now() - segStart) / 1000, loading,
     };
+    // Per HTTP request as simweb saw them (robots.txt and failures included): a window whose mix
+    // differs from the first decade's shows it here, not as a hidden change in the per-page cost.
+    const req = requestsBetween(first.t, last.t);
+    if (req?.requests) {
+      w.requests = req;
+      w.cpuMsPerRequest = ((total(last) - total(first)) / req.requests) * 1000;
+      w.msPerRequestByRole = Object.fromEntries(Object.keys(last.cpu).map((r) => [r, (((last.cpu[r] ?? 0) - (first.cpu[r] ?? 0)) / req.requests) * 1000]));
+    }
+    w.robotsDeferredPerPage = (last.robotsDeferred - first.robotsDeferred) / pages;
+    w.wallS = (last.t - first.t) / 1000;
     windows.push(w);
+    if (w.requests) progress(`segment ${size}: ${w.requests.requests} requests (${w.requests.pages} pages, ${w.requests.pagesFirstOfHost} first of their host, ${w.requests.robots} robots.txt, ${w.requests.robotsFailed + w.requests.pagesFailed} failed, ${w.requests.newConnections} new connections), ${fmt(w.cpuMsPerRequest, 2)} ms CPU/request`);
     progress(`segment ${size}: ${pages} pages measured, ${fmt(w.cpuMsPerPage, 2)} ms CPU/page ${JSON.stringify(Object.fromEntries(Object.entries(w.msPerPageByRole).map(([r, v]) => [r, +v.toFixed(2)])))}, frontier ${last.frontier} URLs, ${last.hostsQueued} hosts queued, redis ${fmt(last.redisUsedMB, 0)} MB (${fmt(w.redisBytesPerUrl, 0)} B/URL), RSS MB ${JSON.stringify(Object.fromEntries(Object.entries(last.rssMB).map(([r, v]) => [r, Math.round(v)])))}, load ${fmt(last.load1)}`);
   } else {
     problems.push({ size, what: `too few pages to measure (${last.fetched - startFetched})` });
@@ -267,12 +417,18 @@ async function crawlSegment(k, size, loading) {
  * (start-up left out). A decade that fails is recorded and the run goes on to the next one.
  */
 progress(`start: ${HOSTS} hosts, decades ${DECADES.join(", ")}, window ${WINDOW} pages, max ${MAX_MS / 60_000} min, samples ${samplesFile}`);
+let warm;
 for (const [k, size] of DECADES.entries()) {
   if (stopping || timeLeft() <= 0) { progress(`stopped before the ${size} decade (${stopping ? "signal" : "--max-minutes"})`); break; }
   let loading;
   try {
     if (k === 0) writeFileSync(seeds, world.seeds(SEED_HOSTS).join("\n") + "\n");
-    else if (size > last.frontier) {
+    if (k === 0 && WARM !== "off") {
+      progress(`warming robots.txt of all ${HOSTS} hosts`);
+      warm = await warmRobots();
+      progress(`warmed robots.txt in ${fmt(warm.seconds, 0)} s: ${JSON.stringify(warm.kinds)}`);
+    }
+    if (k > 0 && size > last.frontier) {
       progress(`decade ${size}: loading ${size - last.frontier} URLs (frontier ${last.frontier})`);
       loading = await preload(size - last.frontier);
       last = await sample(k, "loaded");
@@ -303,8 +459,8 @@ function save() {
     windows, problems, peakRssMB, samplesFile: opts.samples ? samplesFile : undefined,
     // Every 10th sample kept in the result, for a chart of memory and CPU through the run.
     trace: samples.filter((_, j) => j % 10 === 0),
-    unserved: opts.unserved,
-    command: `node scripts/bench/crawl-scale.mjs --mode ${opts.mode}${opts["max-minutes"] ? ` --max-minutes ${opts["max-minutes"]}` : ""}${opts.unserved !== "exclude" ? ` --unserved ${opts.unserved}` : ""}`,
+    unserved: opts.unserved, warmRobots: warm ?? WARM,
+    command: `node scripts/bench/crawl-scale.mjs --mode ${opts.mode}${opts["max-minutes"] ? ` --max-minutes ${opts["max-minutes"]}` : ""}${opts.unserved !== "exclude" ? ` --unserved ${opts.unserved}` : ""}${WARM !== "model" ? ` --warm-robots ${WARM}` : ""}`,
   });
 }
 save();
