@@ -61,9 +61,21 @@ function keyOf(raw: string): Key | null {
   return null;
 }
 
-/** Trims ASCII blanks only (String.trim would also eat a stray U+FEFF, which spoils a line for Google). */
+/** Space, tab, vertical tab, form feed: the blanks trimBlanks removes. */
+function isBlank(c: number): boolean {
+  return c === 32 || c === 9 || c === 11 || c === 12;
+}
+
+/**
+ * Trims ASCII blanks only (String.trim would also eat a stray U+FEFF, which spoils a line for
+ * Google). By char codes, no regex: a 500 KiB file has ~20,000 lines, each trimmed three times.
+ */
 function trimBlanks(s: string): string {
-  return s.replace(/^[ \t\v\f]+|[ \t\v\f]+$/g, "");
+  let a = 0;
+  let b = s.length;
+  while (a < b && isBlank(s.charCodeAt(a))) a++;
+  while (b > a && isBlank(s.charCodeAt(b - 1))) b--;
+  return a === 0 && b === s.length ? s : s.slice(a, b);
 }
 
 /** Key and value of one line (comment removed), or null for a blank, junk or unknown line. */
@@ -96,6 +108,8 @@ export function agentOfValue(value: string): string {
 const UNRESERVED = /[A-Za-z0-9\-._~]/;
 /** What a URL parser percent-encodes in a path (WHATWG path percent-encode set): non-ASCII, controls, space, " < > ` { }. */
 const URL_ENCODED = /[^\x21-\x7e]|["<>`{}]/gu;
+/** A pattern with none of those and no escape is already normalized (the common case). */
+const NEEDS_NORMALIZING = /[^\x21-\x7e]|["<>`{}%]/u;
 
 /**
  * A rule's pattern, percent-encoded as the paths it is matched against are (they come from
@@ -104,6 +118,7 @@ const URL_ENCODED = /[^\x21-\x7e]|["<>`{}]/gu;
  * decoded (RFC 9309 2.2.2), as normalizePercentEncoding does to paths.
  */
 export function normalizePattern(value: string): string {
+  if (!NEEDS_NORMALIZING.test(value)) return value;
   const encoded = value.replace(URL_ENCODED, (ch) => {
     try {
       return encodeURIComponent(ch);
