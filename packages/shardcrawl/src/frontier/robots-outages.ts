@@ -115,10 +115,17 @@ export class RobotsOutages {
    */
   async pruneAsked(now: number = Date.now(), prefix = "retry-after: "): Promise<number> {
     const due = await this.redis.zrangebyscore(this.keys.robotsDeferred, "-inf", Math.round(now), "LIMIT", 0, 1000);
+    if (due.length === 0) return 0;
+    // One round trip for all: robots.txt outages that are due stay in the set until a fetcher
+    // retries them, hundreds of them while 10^5 hosts wait for a lease.
+    const p = this.redis.pipeline();
+    for (const host of due) p.hget(this.keys.robotsOutage(host), "e");
+    const errors = (await p.exec()) ?? [];
     let n = 0;
-    for (const host of due) {
-      const e = await this.redis.hget(this.keys.robotsOutage(host), "e");
-      if (e !== null && !e.startsWith(prefix)) continue;
+    for (const [i, host] of due.entries()) {
+      const [err, e] = errors[i] ?? [null, null];
+      if (err) throw err;
+      if (typeof e === "string" && !e.startsWith(prefix)) continue;
       await this.clear(host);
       n++;
     }

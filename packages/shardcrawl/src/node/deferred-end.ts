@@ -23,6 +23,11 @@ export interface RobotsWaiting {
 
 /** How old the waiting count shown on /status may be (counting reads every waiting host's queue). */
 const WAITING_MAX_AGE_MS = 5_000;
+/**
+ * How often due Retry-After deferrals are looked for while the crawl is busy: the check reads
+ * every due deferral, robots.txt outages included, and it only decides anything once the node is idle.
+ */
+const PRUNE_BUSY_EVERY_MS = 5_000;
 
 export class DeferredEndWatch {
   /** When the only work left became waiting hosts (reset by any progress). */
@@ -30,6 +35,7 @@ export class DeferredEndWatch {
   private progressMark = -1;
   private counted: RobotsWaiting = { hosts: 0, urls: 0 };
   private countedAt = -Infinity;
+  private prunedAt = -Infinity;
 
   constructor(private readonly outages: RobotsOutages, private readonly maxWaitMs: number) {}
 
@@ -62,13 +68,17 @@ export class DeferredEndWatch {
       this.progressMark = mark;
       this.since = undefined;
     }
-    await this.outages.pruneAsked(now);
+    const busy = s.leases > 0 || s.parseQueue > 0 || s.parseInFlight > 0;
+    if (!busy || now - this.prunedAt >= PRUNE_BUSY_EVERY_MS) {
+      this.prunedAt = now;
+      await this.outages.pruneAsked(now);
+    }
     if (s.queued === 0 || (await this.outages.count()) === 0) {
       this.since = undefined;
       return false;
     }
     // A robots.txt try in flight is a lease: not drained, but not progress either (keep `since`).
-    if (s.leases > 0 || s.parseQueue > 0 || s.parseInFlight > 0) return false;
+    if (busy) return false;
     // Counted now, not as last counted: URLs queued since for other hosts must keep the crawl going.
     if ((await this.refresh(s.queued, now, 0)).urls < s.queued) {
       this.since = undefined;
