@@ -321,6 +321,14 @@ async function sample(segment, phase = "crawl") {
 }
 
 const total = (s) => Object.values(s.cpu).reduce((n, c) => n + c, 0);
+
+/** Redis's own time per command (INFO commandstats: calls, microseconds); every Lua script is one "evalsha". */
+async function commandStats() {
+  const text = await redis.client.info("commandstats").catch(() => "");
+  const out = {};
+  for (const m of text.matchAll(/^cmdstat_([^:]+):calls=(\d+),usec=(\d+)/gm)) out[m[1]] = { calls: Number(m[2]), usec: Number(m[3]) };
+  return out;
+}
 const windows = [];
 const problems = [];
 let last = { frontier: 0, fetched: 0 };
@@ -351,14 +359,14 @@ async function crawlSegment(k, size, loading) {
   crawl.once("exit", (c, s) => { exited = c ?? s; });
   const startFetched = last.fetched;
   const segStart = Date.now();
-  let first;
+  let first, firstCmds;
   let endReason = "window";
   let stopped;
   for (;;) {
     await new Promise((r) => setTimeout(r, SAMPLE_MS));
     last = await sample(k);
     const done = last.fetched - startFetched;
-    if (!first && done >= WINDOW / 5) first = last;
+    if (!first && done >= WINDOW / 5) { first = last; firstCmds = await commandStats(); }
     if (exited !== null) { endReason = `node exited (${exited})`; break; }
     if (done >= WINDOW + WINDOW / 5) break;
     if (stopping) { endReason = "signal"; break; }
@@ -366,6 +374,7 @@ async function crawlSegment(k, size, loading) {
     if (Date.now() - segStart > SEGMENT_MS) { endReason = "segment time limit"; break; }
     if (samples.length % 20 === 0) progress(`  segment ${size}: ${fmt(last.elapsedS, 0)} s, ${done} pages this segment, frontier ${last.frontier} URLs, redis ${fmt(last.redisUsedMB, 0)} MB, load ${fmt(last.load1)}`);
   }
+  const lastCmds = await commandStats();
   if (exited === null) {
     crawl.kill("SIGTERM");
     await Promise.race([new Promise((r) => crawl.once("exit", r)), new Promise((r) => setTimeout(r, 300_000))]);
@@ -398,7 +407,13 @@ async function crawlSegment(k, size, loading) {
       w.msPerRequestByRole = Object.fromEntries(Object.keys(last.cpu).map((r) => [r, (((last.cpu[r] ?? 0) - (first.cpu[r] ?? 0)) / req.requests) * 1000]));
     }
     w.robotsDeferredPerPage = (last.robotsDeferred - first.robotsDeferred) / pages;
+    // Where Redis's time went (commands with at least 0.05 ms per page): calls and ms per page.
+    const cmds = lastCmds ?? {};
+    w.redisCommandsPerPage = Object.fromEntries(Object.entries(cmds)
+      .map(([c, v]) => [c, { calls: (v.calls - (firstCmds?.[c]?.calls ?? 0)) / pages, ms: (v.usec - (firstCmds?.[c]?.usec ?? 0)) / 1000 / pages }])
+      .filter(([, v]) => v.ms >= 0.05).sort((a, b) => b[1].ms - a[1].ms));
     w.wallS = (last.t - first.t) / 1000;
+    w.span = { from: first.t, to: last.t };
     windows.push(w);
     if (w.requests) progress(`segment ${size}: ${w.requests.requests} requests (${w.requests.pages} pages, ${w.requests.pagesFirstOfHost} first of their host, ${w.requests.robots} robots.txt, ${w.requests.robotsFailed + w.requests.pagesFailed} failed, ${w.requests.newConnections} new connections), ${fmt(w.cpuMsPerRequest, 2)} ms CPU/request`);
     progress(`segment ${size}: ${pages} pages measured, ${fmt(w.cpuMsPerPage, 2)} ms CPU/page ${JSON.stringify(Object.fromEntries(Object.entries(w.msPerPageByRole).map(([r, v]) => [r, +v.toFixed(2)])))}, frontier ${last.frontier} URLs, ${last.hostsQueued} hosts queued, redis ${fmt(last.redisUsedMB, 0)} MB (${fmt(w.redisBytesPerUrl, 0)} B/URL), RSS MB ${JSON.stringify(Object.fromEntries(Object.entries(last.rssMB).map(([r, v]) => [r, Math.round(v)])))}, load ${fmt(last.load1)}`);
