@@ -322,7 +322,11 @@ async function sample(segment, phase = "crawl") {
 
 const total = (s) => Object.values(s.cpu).reduce((n, c) => n + c, 0);
 
-/** Redis's own time per command (INFO commandstats: calls, microseconds); every Lua script is one "evalsha". */
+/**
+ * Calls and time per command from INFO commandstats. The time is Redis's wall time inside the
+ * command (a Lua script's "evalsha" includes the commands it calls, and on a loaded machine the
+ * time redis-server waits for a core): read it as where Redis's work goes, not as CPU.
+ */
 async function commandStats() {
   const text = await redis.client.info("commandstats").catch(() => "");
   const out = {};
@@ -407,7 +411,7 @@ async function crawlSegment(k, size, loading) {
       w.msPerRequestByRole = Object.fromEntries(Object.keys(last.cpu).map((r) => [r, (((last.cpu[r] ?? 0) - (first.cpu[r] ?? 0)) / req.requests) * 1000]));
     }
     w.robotsDeferredPerPage = (last.robotsDeferred - first.robotsDeferred) / pages;
-    // Where Redis's time went (commands with at least 0.05 ms per page): calls and ms per page.
+    // Where Redis's work went (commands with at least 0.05 ms per page): calls and wall ms per page.
     const cmds = lastCmds ?? {};
     w.redisCommandsPerPage = Object.fromEntries(Object.entries(cmds)
       .map(([c, v]) => [c, { calls: (v.calls - (firstCmds?.[c]?.calls ?? 0)) / pages, ms: (v.usec - (firstCmds?.[c]?.usec ?? 0)) / 1000 / pages }])
@@ -475,7 +479,7 @@ function save() {
     // Every 10th sample kept in the result, for a chart of memory and CPU through the run.
     trace: samples.filter((_, j) => j % 10 === 0),
     unserved: opts.unserved, warmRobots: warm ?? WARM,
-    command: `node scripts/bench/crawl-scale.mjs --mode ${opts.mode}${opts["max-minutes"] ? ` --max-minutes ${opts["max-minutes"]}` : ""}${opts.unserved !== "exclude" ? ` --unserved ${opts.unserved}` : ""}${WARM !== "model" ? ` --warm-robots ${WARM}` : ""}`,
+    command: ["node scripts/bench/crawl-scale.mjs", ...process.argv.slice(2)].join(" "),
   });
 }
 save();
