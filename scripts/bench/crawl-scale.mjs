@@ -19,7 +19,7 @@ import { appendFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ROOT, RESULTS_DIR, SHARDCRAWL_CLI, args, benchRequireRoot, descendants, fmt, procCmd, procCpu, procRss, startRedisServer, startSimweb, writeResult,
+  BENCH_UA, ROOT, RESULTS_DIR, SHARDCRAWL_CLI, args, benchRequireRoot, fmt, nodeCpuSampler, startRedisServer, startSimweb, writeResult,
 } from "./common.mjs";
 
 const opts = args({
@@ -53,15 +53,6 @@ function progress(line) {
   try { appendFileSync(progressFile, `${l}\n`); } catch { /* the run goes on without its log */ }
 }
 const timeLeft = () => MAX_MS - (Date.now() - tStart);
-
-function roleOf(pid, redisPid) {
-  if (pid === redisPid) return "redis";
-  const script = procCmd(pid).find((x) => x.endsWith(".js"))?.split("/").pop() ?? "";
-  if (script === "main.js") return "supervisor";
-  if (script.startsWith("fetcher")) return "fetcher";
-  if (script.startsWith("parser")) return "parser";
-  return procCmd(pid)[0]?.split("/").pop() || "other";
-}
 
 const SIM_CONFIG = { preset: "polite", hosts: HOSTS, seed: 17, httpsShare: 0, outDegreeFrom: "real" };
 const sim = await startSimweb(SIM_CONFIG, [], join(work, "simweb"));
@@ -143,28 +134,14 @@ async function preload(n) {
   return { offered, added, seen, dropped, seconds, urlsPerS: offered / Math.max(seconds, 1e-3) };
 }
 
-const perPid = new Map();
 const samples = [];
-const redis0 = redis.cpu();
+// One sampler for the whole run: the nodes of every segment add up (an exited process keeps its last figure).
+const sampler = nodeCpuSampler(redis);
 let crawl;
 let t0 = Date.now();
 
 async function sample(segment, phase = "crawl") {
-  for (const pid of [...(crawl?.exitCode === null ? [crawl.pid, ...descendants(crawl.pid)] : []), redis.pid]) {
-    const c = procCpu(pid);
-    if (!c) continue;
-    const p = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, rss: 0, peak: 0 };
-    p.cpu = c.self - (pid === redis.pid ? redis0 : 0);
-    p.rss = procRss(pid);
-    p.peak = Math.max(p.peak, p.rss);
-    perPid.set(pid, p);
-  }
-  // An exited process keeps its last CPU figure, so the sums never go back.
-  const cpu = {}, rss = {};
-  for (const [pid, p] of perPid) {
-    cpu[p.role] = (cpu[p.role] ?? 0) + p.cpu;
-    if (procCpu(pid)) rss[p.role] = (rss[p.role] ?? 0) + p.rss / 1e6;
-  }
+  const { roles: cpu, rss } = sampler.sample(crawl?.exitCode === null ? crawl.pid : undefined);
   const stats = await redis.client.hgetall("sc:stats").catch(() => ({}));
   const info = await redis.client.info("memory").catch(() => "");
   const s = {
@@ -194,7 +171,7 @@ async function crawlSegment(k, size, loading) {
   const argv = [
     SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", join(work, "crawl"), "--redis", redis.url, "--progress", "off",
     "--scope", "any", "--delay", "1000", "--max-page-bytes", String(250 * 1024), "--allow-private", "--ca-file", sim.ca,
-    "--user-agent", "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)",
+    "--user-agent", BENCH_UA,
     "--connect-to", `:80:127.0.0.1:${sim.http}`, "--connect-to", `:443:127.0.0.1:${sim.https}`,
     "--expected-urls", String(TARGET),
     // simweb's links to hosts it does not serve (.invalid) reach simweb too (--connect-to) and are
@@ -292,8 +269,7 @@ await sim.stop();
 function save() {
   const base = windows[0];
   for (const w of windows) w.vsFirst = base ? w.cpuMsPerPage / base.cpuMsPerPage : undefined;
-  const peakRssMB = {};
-  for (const p of perPid.values()) peakRssMB[p.role] = Math.max(peakRssMB[p.role] ?? 0, p.peak / 1e6);
+  const peakRssMB = Object.fromEntries(Object.entries(sampler.byRole()).map(([r, v]) => [r, v.peakRssMB]));
   const ratios = windows.map((w) => w.vsFirst).filter(Number.isFinite);
   writeResult(opts.out ?? join(RESULTS_DIR, `crawl-scale-${opts.mode}.json`), {
     bench: "crawl-scale", mode: opts.mode, hosts: HOSTS, seedHosts: SEED_HOSTS, targetUrls: TARGET, window: WINDOW,
