@@ -92,7 +92,7 @@ function* pageUrls(n) {
 
 /**
  * Adds `n` simweb page URLs to the stopped node's frontier through the frontier's own batch
- * admission (Frontier.addLinks: seen filter, caps, opt-out list, domain politeness), two batches
+ * admission (Frontier.addLinks: seen filter, caps, domain politeness; these URLs are simweb pages of served hosts, so the opt-out list of --unserved exclude has nothing to refuse), two batches
  * in flight so packing on this side overlaps the script in Redis. Returns what was added.
  */
 async function preload(n) {
