@@ -6,12 +6,11 @@
 /* global fetch */
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { Redis } from "ioredis";
+import { startRedisServer } from "./bench/common.mjs";
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 const SIMWEB = join(ROOT, "packages/simweb/dist/cli.js");
@@ -42,43 +41,6 @@ export function listingRules(revisitMs) {
 }
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-
-function freePort() {
-  return new Promise((r, reject) => {
-    const s = createServer();
-    s.on("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const p = s.address().port;
-      s.close(() => r(p));
-    });
-  });
-}
-
-async function startRedis(dir) {
-  const port = await freePort();
-  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", dir], { stdio: "ignore" });
-  const url = `redis://127.0.0.1:${port}`;
-  for (let deadline = Date.now() + 10_000; ; await sleep(50)) {
-    const probe = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-    probe.on("error", () => {}); // a refused connect while redis-server starts
-    try {
-      await probe.connect();
-      await probe.ping();
-      probe.disconnect();
-      break;
-    } catch {
-      probe.disconnect();
-      if (Date.now() > deadline) throw new Error(`redis-server did not start on port ${port}`);
-    }
-  }
-  return {
-    url,
-    stop: async () => {
-      proc.kill("SIGKILL");
-      if (proc.exitCode === null) await new Promise((r) => proc.once("exit", r));
-    },
-  };
-}
 
 async function startSimweb(dir, configArgs, scale) {
   const log = join(dir, "requests.jsonl");
@@ -123,7 +85,7 @@ export async function runContinuousNode({ seed, hosts, simConfig, scale = 3600, 
   for (const [name, value] of Object.entries(files)) writeFileSync(join(dir, name), JSON.stringify(value));
   const configArgs = ["--preset", "tiny", "--seed", String(seed), "--hosts", String(hosts), "--config", cfg];
   const sim = await startSimweb(dir, configArgs, scale);
-  const redis = redisUrl ? { url: redisUrl, stop: async () => {} } : await startRedis(dir);
+  const redis = redisUrl ? { url: redisUrl, stop: async () => {} } : await startRedisServer(join(dir, "redis"), { aof: false });
   const seeds = join(dir, "seeds.txt");
   const listed = spawnSync(process.execPath, [SIMWEB, "seeds", ...configArgs], { encoding: "utf8" });
   if (listed.status !== 0) throw new Error(`simweb seeds failed: ${listed.stderr}`);

@@ -14,13 +14,13 @@
 // so the new-connection run's delay is 10 s.
 //   node scripts/bench/affinity.mjs [--hosts 240] [--fetchers 3] [--delay 10000] [--kept-delay 1500]
 //                                   [--max-pages 3000] [--reps 1] [--out FILE]
-import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, descendants, fmt, median, procCmd, procCpu, startRedisServer, startSimweb, writeResult,
+  BENCH_UA, RESULTS_DIR, SHARDCRAWL_CLI, fmt, median, sampleNodeCpu, startRedisServer, startSimweb, writeResult, writeSimwebSeeds,
 } from "./common.mjs";
 
 const { values: a } = parseArgs({ options: {
@@ -32,7 +32,6 @@ const { values: a } = parseArgs({ options: {
 const HOSTS = Number(a.hosts);
 const FETCHERS = Number(a.fetchers);
 const MAX_PAGES = Number(a["max-pages"]);
-const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
 const work = mkdtempSync(join(tmpdir(), "bench-affinity-"));
 
 /**
@@ -40,15 +39,6 @@ const work = mkdtempSync(join(tmpdir(), "bench-affinity-"));
  * real web): the cache may keep an answer for the whole crawl, so its misses are affinity's.
  */
 const simwebConfig = { preset: "polite", hosts: HOSTS, seed: 5, httpsShare: 1, dns: { addresses: 8, ttl: 600, faults: [] } };
-
-function roleOf(pid, redisPid) {
-  if (pid === redisPid) return "redis";
-  const script = procCmd(pid).find((x) => x.endsWith(".js"))?.split("/").pop() ?? "";
-  if (script === "main.js") return "supervisor";
-  if (script.startsWith("fetcher")) return "fetcher";
-  if (script.startsWith("parser")) return "parser";
-  return "other";
-}
 
 function readJsonLines(file) {
   if (!existsSync(file)) return [];
@@ -67,50 +57,32 @@ async function crawlOnce(label, delayMs) {
   const dnsLog = join(dir, "dns.jsonl");
   const sim = await startSimweb(simwebConfig, ["--log", requestLog, "--dns-port", "0", "--dns-log", dnsLog], join(dir, "simweb"));
   const seeds = join(dir, "seeds.txt");
-  const r = spawnSync(process.execPath, [SIMWEB_CLI, "seeds", "--config", sim.cfgFile], { encoding: "utf8", maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`simweb seeds: ${r.stderr}`);
-  writeFileSync(seeds, r.stdout);
+  writeSimwebSeeds(sim, seeds);
   const redis = await startRedisServer(join(dir, "redis"));
   const out = join(dir, "crawl");
   const argv = [
     SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
     "--max-pages", String(MAX_PAGES), "--delay", String(delayMs), "--max-page-bytes", String(250 * 1024),
-    "--allow-private", "--ca-file", sim.ca, "--user-agent", UA, "--fetchers", String(FETCHERS), "--parsers", "1",
+    "--allow-private", "--ca-file", sim.ca, "--user-agent", BENCH_UA, "--fetchers", String(FETCHERS), "--parsers", "1",
     "--dns-server", `127.0.0.1:${sim.info.dns}`, "--connect-to", `:443::${sim.https}`, "--connect-to", `:80::${sim.http}`,
     "--expected-urls", "1000000",
   ];
-  const redis0 = redis.cpu();
   const t0 = performance.now();
   const proc = spawn(process.execPath, argv, { stdio: ["ignore", "ignore", "pipe"] });
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
-  const perPid = new Map();
-  const marks = [];
-  const sample = () => {
-    for (const pid of [proc.pid, ...descendants(proc.pid), redis.pid]) {
-      const c = procCpu(pid);
-      if (!c) continue;
-      const prev = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0 };
-      prev.cpu = c.self - (pid === redis.pid ? redis0 : 0);
-      perPid.set(pid, prev);
-    }
-    const roles = {};
-    for (const p of perPid.values()) roles[p.role] = (roles[p.role] ?? 0) + p.cpu;
-    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ roles, fetched: Number(n ?? 0) }), () => undefined);
-  };
-  const timer = setInterval(sample, 200);
+  const sampler = sampleNodeCpu(proc, redis);
+  const marks = sampler.marks;
   const code = await new Promise((res) => proc.once("exit", res));
-  clearInterval(timer);
   const wallSeconds = (performance.now() - t0) / 1000;
+  sampler.stop();
   if (code !== 0) throw new Error(`crawl exited ${code}: ${stderr.slice(-2000)}`);
-  sample();
   await new Promise((res) => setTimeout(res, 300)); // the last sample's Redis read
   const stats = await redis.client.hgetall("sc:stats");
   await redis.stop();
   await sim.stop(); // flushes simweb's logs
   const fetched = Number(stats.fetched ?? 0);
-  const roles = {};
-  for (const p of perPid.values()) roles[p.role] = (roles[p.role] ?? 0) + p.cpu;
+  const roles = Object.fromEntries(Object.entries(sampler.byRole()).map(([r, v]) => [r, v.cpuSeconds]));
   const steady = steadyWindow(marks, fetched);
   const result = {
     label, delayMs, fetchers: FETCHERS, fetched, wallSeconds,

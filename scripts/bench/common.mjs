@@ -1,6 +1,6 @@
 // Shared helpers of the bench suite: paths, argument parsing, /proc readers, statistics, simweb
 // start/stop, results files. Every bench file is a plain ESM script run by scripts/bench.mjs.
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { cpus, loadavg, totalmem } from "node:os";
@@ -160,13 +160,15 @@ export async function freePort() {
 }
 
 /**
- * A redis-server for one bench run, with the node's own persistence settings (AOF everysec), on a
- * free loopback port; `cpu()` reads its CPU seconds from /proc.
+ * A redis-server for one bench run, with the node's own persistence settings (AOF everysec; `aof:
+ * false` for a throwaway test server), on a free loopback port; `cpu()` reads its CPU seconds from
+ * /proc.
  */
-export async function startRedisServer(dir) {
+export async function startRedisServer(dir, { aof = true } = {}) {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
-  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, "--appendonly", "yes", "--appendfsync", "everysec", "--save", "", "--logfile", "redis.log"], { stdio: "ignore" });
+  const persistence = aof ? ["--appendonly", "yes", "--appendfsync", "everysec"] : ["--appendonly", "no"];
+  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, ...persistence, "--save", "", "--logfile", "redis.log"], { stdio: "ignore" });
   running.add(proc);
   proc.once("exit", () => running.delete(proc));
   const { Redis } = benchRequireRoot("ioredis");
@@ -192,6 +194,95 @@ export async function startRedisServer(dir) {
       if (proc.exitCode !== null) return;
       proc.kill("SIGTERM");
       await new Promise((r) => proc.once("exit", r));
+    },
+  };
+}
+
+/** The User-Agent of every bench crawl. */
+export const BENCH_UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
+
+/** Writes the seed list of a started simweb (`startSimweb`) to `file`; returns how many seeds. */
+export function writeSimwebSeeds(sim, file) {
+  const r = spawnSync(process.execPath, [SIMWEB_CLI, "seeds", "--config", sim.cfgFile], { encoding: "utf8", maxBuffer: 64 << 20 });
+  if (r.status !== 0) throw new Error(`simweb seeds: ${r.stderr}`);
+  writeFileSync(file, r.stdout);
+  return r.stdout.trim().split("\n").length;
+}
+
+/** A node process's role, by its script's file name (a checkout's path may contain "fetcher"). */
+export function nodeRoleOf(pid, redisPid) {
+  if (pid === redisPid) return "redis";
+  const script = procCmd(pid).find((x) => x.endsWith(".js"))?.split("/").pop() ?? "";
+  if (script === "main.js") return "supervisor";
+  if (script.startsWith("fetcher")) return "fetcher";
+  if (script.startsWith("parser")) return "parser";
+  return procCmd(pid)[0]?.split("/").pop() || "other";
+}
+
+/**
+ * CPU and memory of one node's processes from /proc, by role: the process tree under a root pid
+ * (supervisor, fetchers, parsers) and its redis-server. Redis's CPU counts from the sampler's
+ * creation (the server outlives crawl runs). A process that exited keeps its last figures, so the
+ * sums never go back; `perPid` keeps every process seen, across roots (restarted nodes).
+ */
+export function nodeCpuSampler(redis) {
+  const redis0 = redis.cpu();
+  const perPid = new Map();
+  return {
+    perPid,
+    /**
+     * Reads the tree under `root` (undefined: Redis only) and Redis: CPU seconds by role, resident
+     * MB by role over live processes, and the CPU total.
+     */
+    sample(root) {
+      for (const pid of [...(root === undefined ? [] : [root, ...descendants(root)]), redis.pid]) {
+        const c = procCpu(pid);
+        if (!c) continue;
+        const p = perPid.get(pid) ?? { role: nodeRoleOf(pid, redis.pid), cpu: 0, rss: 0, peak: 0 };
+        p.cpu = c.self - (pid === redis.pid ? redis0 : 0);
+        p.rss = procRss(pid);
+        p.peak = Math.max(p.peak, p.rss, procMem(pid));
+        perPid.set(pid, p);
+      }
+      const roles = {}, rss = {};
+      for (const [pid, p] of perPid) {
+        roles[p.role] = (roles[p.role] ?? 0) + p.cpu;
+        if (p.rss > 0 && procCpu(pid)) rss[p.role] = (rss[p.role] ?? 0) + p.rss / 1e6;
+      }
+      return { roles, rss, cpu: Object.values(roles).reduce((n, c) => n + c, 0) };
+    },
+    /** Per role: processes seen, CPU seconds, peak resident MB of its largest process. */
+    byRole() {
+      const out = {};
+      for (const { role, cpu, peak } of perPid.values()) {
+        const r = (out[role] ??= { processes: 0, cpuSeconds: 0, peakRssMB: 0 });
+        r.processes++;
+        r.cpuSeconds += cpu;
+        r.peakRssMB = Math.max(r.peakRssMB, peak / 1e6);
+      }
+      return out;
+    },
+  };
+}
+
+/**
+ * Samples a running crawl (`proc`, its redis) every `intervalMs` with `nodeCpuSampler`, and marks
+ * each sample with the pages fetched so far (the node's stats hash): the (CPU, pages) pairs that
+ * steady-state windows are cut from. `stop()` ends the loop and takes a last sample.
+ */
+export function sampleNodeCpu(proc, redis, intervalMs = 200) {
+  const sampler = nodeCpuSampler(redis);
+  const marks = [];
+  const tick = () => {
+    const s = sampler.sample(proc.pid);
+    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ ...s, fetched: Number(n ?? 0) }), () => undefined);
+  };
+  const timer = setInterval(tick, intervalMs);
+  return {
+    marks, byRole: () => sampler.byRole(), perPid: sampler.perPid,
+    stop() {
+      clearInterval(timer);
+      tick();
     },
   };
 }

@@ -23,7 +23,7 @@ import { appendFileSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ROOT, RESULTS_DIR, SHARDCRAWL_CLI, args, benchRequireRoot, descendants, fmt, procCmd, procCpu, procRss, startRedisServer, startSimweb, writeResult,
+  BENCH_UA, ROOT, RESULTS_DIR, SHARDCRAWL_CLI, args, benchRequireRoot, fmt, nodeCpuSampler, startRedisServer, startSimweb, writeResult,
 } from "./common.mjs";
 
 const opts = args({
@@ -60,15 +60,6 @@ function progress(line) {
   try { appendFileSync(progressFile, `${l}\n`); } catch { /* the run goes on without its log */ }
 }
 const timeLeft = () => MAX_MS - (Date.now() - tStart);
-
-function roleOf(pid, redisPid) {
-  if (pid === redisPid) return "redis";
-  const script = procCmd(pid).find((x) => x.endsWith(".js"))?.split("/").pop() ?? "";
-  if (script === "main.js") return "supervisor";
-  if (script.startsWith("fetcher")) return "fetcher";
-  if (script.startsWith("parser")) return "parser";
-  return procCmd(pid)[0]?.split("/").pop() || "other";
-}
 
 const SIM_CONFIG = { preset: "polite", hosts: HOSTS, seed: 17, httpsShare: 0, outDegreeFrom: "real" };
 // simweb's request log tells each window's requests apart (pages, robots.txt, failures, first pages of a host).
@@ -110,7 +101,7 @@ function* pageUrls(n) {
 
 /**
  * Adds `n` simweb page URLs to the stopped node's frontier through the frontier's own batch
- * admission (Frontier.addLinks: seen filter, caps, opt-out list, domain politeness), two batches
+ * admission (Frontier.addLinks: seen filter, caps, domain politeness; these URLs are simweb pages of served hosts, so the opt-out list of --unserved exclude has nothing to refuse), two batches
  * in flight so packing on this side overlaps the script in Redis. Returns what was added.
  */
 async function preload(n) {
@@ -152,7 +143,7 @@ async function preload(n) {
   return { offered, added, seen, dropped, seconds, urlsPerS: offered / Math.max(seconds, 1e-3) };
 }
 
-const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
+
 /** The node's --robots-outage-max default: a good entry is kept that long as the last cached copy (robots-step.ts). */
 const ROBOTS_KEEP_MS = 30 * 24 * 3600_000;
 
@@ -217,7 +208,7 @@ async function warmRobotsHttp() {
   const { fetchRobots } = await import(join(ROOT, "packages/shardcrawl/dist/fetch/robots.js"));
   const { RobotsCache, FrontierKeys } = await import(join(ROOT, "packages/shardcrawl/dist/frontier/index.js"));
   const client = createHttpClient({
-    userAgent: UA, connectTo: [`:80:127.0.0.1:${sim.http}`, `:443:127.0.0.1:${sim.https}`], allowPrivate: true, caFile: sim.ca,
+    userAgent: BENCH_UA, connectTo: [`:80:127.0.0.1:${sim.http}`, `:443:127.0.0.1:${sim.https}`], allowPrivate: true, caFile: sim.ca,
     maxBodyBytes: 250 * 1024, keepAliveTimeoutMs: 1000,
   });
   const cache = new RobotsCache(redis.client, new FrontierKeys("sc:"));
@@ -226,7 +217,7 @@ async function warmRobotsHttp() {
   let next = 0, lastNote = t;
   const one = async (i) => {
     const origin = world.origin(world.model(i));
-    const r = await fetchRobots(client, origin, UA, { redirectDelayMs: 1050, unavailableRetryMs: 0, minRetryMs: 0, maxRetryMs: ROBOTS_KEEP_MS });
+    const r = await fetchRobots(client, origin, BENCH_UA, { redirectDelayMs: 1050, unavailableRetryMs: 0, minRetryMs: 0, maxRetryMs: ROBOTS_KEEP_MS });
     kinds[r.entry.kind] = (kinds[r.entry.kind] ?? 0) + 1;
     if (r.entry.kind !== "disallow-all") await cache.set(origin, r.entry, r.ttlMs, ROBOTS_KEEP_MS);
   };
@@ -281,28 +272,14 @@ function requestsBetween(from, to) {
   return w;
 }
 
-const perPid = new Map();
 const samples = [];
-const redis0 = redis.cpu();
+// One sampler for the whole run: the nodes of every segment add up (an exited process keeps its last figure).
+const sampler = nodeCpuSampler(redis);
 let crawl;
 let t0 = Date.now();
 
 async function sample(segment, phase = "crawl") {
-  for (const pid of [...(crawl?.exitCode === null ? [crawl.pid, ...descendants(crawl.pid)] : []), redis.pid]) {
-    const c = procCpu(pid);
-    if (!c) continue;
-    const p = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, rss: 0, peak: 0 };
-    p.cpu = c.self - (pid === redis.pid ? redis0 : 0);
-    p.rss = procRss(pid);
-    p.peak = Math.max(p.peak, p.rss);
-    perPid.set(pid, p);
-  }
-  // An exited process keeps its last CPU figure, so the sums never go back.
-  const cpu = {}, rss = {};
-  for (const [pid, p] of perPid) {
-    cpu[p.role] = (cpu[p.role] ?? 0) + p.cpu;
-    if (procCpu(pid)) rss[p.role] = (rss[p.role] ?? 0) + p.rss / 1e6;
-  }
+  const { roles: cpu, rss } = sampler.sample(crawl?.exitCode === null ? crawl.pid : undefined);
   const stats = await redis.client.hgetall("sc:stats").catch(() => ({}));
   const info = await redis.client.info("memory").catch(() => "");
   const s = {
@@ -345,7 +322,7 @@ async function crawlSegment(k, size, loading) {
   const argv = [
     SHARDCRAWL_CLI, "crawl", "--seeds", seeds, "--out", join(work, "crawl"), "--redis", redis.url, "--progress", "off",
     "--scope", "any", "--delay", "1000", "--max-page-bytes", String(250 * 1024), "--allow-private", "--ca-file", sim.ca,
-    "--user-agent", "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)",
+    "--user-agent", BENCH_UA,
     "--connect-to", `:80:127.0.0.1:${sim.http}`, "--connect-to", `:443:127.0.0.1:${sim.https}`,
     "--expected-urls", String(TARGET),
     // simweb's links to hosts it does not serve (.invalid) reach simweb too (--connect-to) and are
@@ -467,8 +444,7 @@ await sim.stop();
 function save() {
   const base = windows[0];
   for (const w of windows) w.vsFirst = base ? w.cpuMsPerPage / base.cpuMsPerPage : undefined;
-  const peakRssMB = {};
-  for (const p of perPid.values()) peakRssMB[p.role] = Math.max(peakRssMB[p.role] ?? 0, p.peak / 1e6);
+  const peakRssMB = Object.fromEntries(Object.entries(sampler.byRole()).map(([r, v]) => [r, v.peakRssMB]));
   const ratios = windows.map((w) => w.vsFirst).filter(Number.isFinite);
   writeResult(opts.out ?? join(RESULTS_DIR, `crawl-scale-${opts.mode}.json`), {
     bench: "crawl-scale", mode: opts.mode, hosts: HOSTS, seedHosts: SEED_HOSTS, targetUrls: TARGET, window: WINDOW,

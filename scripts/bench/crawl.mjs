@@ -13,8 +13,8 @@ import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSy
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import {
-  ROOT, RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, descendants, fmt, median, procCmd, procCpu, procMem,
-  randomLoopback, startRedisServer, startSimweb, writeResult, benchRequire, procRss, spawnServer,
+  BENCH_UA, ROOT, RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, args, fmt, median, procCpu, randomLoopback, sampleNodeCpu,
+  startRedisServer, startSimweb, writeResult, benchRequire, spawnServer, writeSimwebSeeds,
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
@@ -38,7 +38,6 @@ const REAL_MAX_PAGES = Number(opts["real-max-pages"] ?? 3000);
 const REAL_CORPUS = join(benchRequire.resolve("htmlparser-benchmark/package.json"), "..", "files");
 const budgetOf = (web) => (web === "real" ? REAL_MAX_PAGES : MAX_PAGES);
 const CUT = 250 * 1024;
-const UA = "shardcrawl-bench/0.1 (+https://github.com/shardcrawl/shardcrawl)";
 const work = mkdtempSync(join(tmpdir(), "bench-crawl-"));
 
 /** simweb's `polite` web; "simweb-reallinks": the same with links per page drawn from real pages' counts. */
@@ -76,20 +75,7 @@ function seedsFor(sim, file) {
     writeFileSync(file, text);
     return text.trim().split("\n").length;
   }
-  const r = spawnSync(process.execPath, [SIMWEB_CLI, "seeds", "--config", sim.cfgFile], { encoding: "utf8", maxBuffer: 64 << 20 });
-  if (r.status !== 0) throw new Error(`simweb seeds: ${r.stderr}`);
-  writeFileSync(file, r.stdout);
-  return r.stdout.trim().split("\n").length;
-}
-
-function roleOf(pid, redisPid) {
-  if (pid === redisPid) return "redis";
-  // By the script's file name, not the whole command line: a checkout's path may contain "fetcher".
-  const script = procCmd(pid).find((a) => a.endsWith(".js"))?.split("/").pop() ?? "";
-  if (script === "main.js") return "supervisor";
-  if (script.startsWith("fetcher")) return "fetcher";
-  if (script.startsWith("parser")) return "parser";
-  return procCmd(pid)[0] || "other";
+  return writeSimwebSeeds(sim, file);
 }
 
 /** One crawl run; samples every process of the node while it runs. */
@@ -114,7 +100,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const argv = [
     cli, "crawl", "--seeds", seeds, "--out", out, "--redis", redis.url, "--progress", "off",
     "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
-    "--allow-private", "--ca-file", sim.ca, "--user-agent", UA,
+    "--allow-private", "--ca-file", sim.ca, "--user-agent", BENCH_UA,
     "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
     "--expected-urls", "1000000", ...extraArgs,
   ];
@@ -126,36 +112,18 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const proc = spawn(process.execPath, [...execArgv, ...argv], { stdio: ["ignore", "ignore", "pipe"], env });
   let stderr = "";
   proc.stderr.on("data", (b) => { stderr = (stderr + b).slice(-20_000); });
-  const perPid = new Map();
   // (CPU of every node process so far, pages fetched so far) pairs for the steady-state window.
-  const marks = [];
-  const sample = () => {
-    for (const pid of [proc.pid, ...descendants(proc.pid), redis.pid]) {
-      const c = procCpu(pid);
-      if (!c) continue;
-      const prev = perPid.get(pid) ?? { role: roleOf(pid, redis.pid), cpu: 0, peak: 0, rss: 0 };
-      prev.cpu = c.self;
-      prev.peak = Math.max(prev.peak, procMem(pid));
-      prev.rss = procRss(pid);
-      perPid.set(pid, prev);
-    }
-    // Resident memory now, summed per role over live processes (to see growth with pages crawled).
-    const rss = {};
-    for (const [pid, p] of perPid) if (p.rss > 0 && procCpu(pid)) rss[p.role] = (rss[p.role] ?? 0) + p.rss / 1e6;
-    // A process that exited keeps its last figure in perPid, so the sum never goes back.
-    const roles = {};
-    for (const [pid, p] of perPid) roles[p.role] = (roles[p.role] ?? 0) + p.cpu - (pid === redis.pid ? redis0 : 0);
-    const cpu = Object.values(roles).reduce((n, c) => n + c, 0);
-    redis.client.hget("sc:stats", "fetched").then((n) => marks.push({ cpu, roles, rss, fetched: Number(n ?? 0) }), () => undefined);
-  };
-  const timer = setInterval(sample, 200);
+  const sampler = sampleNodeCpu(proc, redis);
+  const marks = sampler.marks;
   const code = await new Promise((r) => proc.once("exit", r));
-  clearInterval(timer);
   const wall = (performance.now() - t0) / 1000;
-  if (code !== 0) throw new Error(`crawl exited ${code}: ${stderr.slice(-2000)}`);
+  if (code !== 0) {
+    sampler.stop();
+    throw new Error(`crawl exited ${code}: ${stderr.slice(-2000)}`);
+  }
   const self1 = procCpu();
   const redisCpu = redis.cpu() - redis0;
-  sample(); // Redis' last figure
+  sampler.stop(); // Redis' last figure
   // The node's own processes were reaped by us (supervisor) and by it (children): cutime holds them all.
   const nodeCpu = self1.children - self0.children;
   const pages = readPages(out);
@@ -170,13 +138,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
   const links = linkCounts(await redis.client.hgetall("sc:stats"), pages);
   const memory = await redisMemory(redis.client);
   await redis.stop();
-  const byRole = {};
-  for (const { role, cpu, peak } of perPid.values()) {
-    const r = (byRole[role] ??= { processes: 0, cpuSeconds: 0, peakRssMB: 0 });
-    r.processes++;
-    r.cpuSeconds += cpu;
-    r.peakRssMB = Math.max(r.peakRssMB, peak / 1e6);
-  }
+  const byRole = sampler.byRole();
   byRole.redis.cpuSeconds = redisCpu;
   const totalCpu = nodeCpu + redisCpu;
   const bytes = pages.reduce((n, p) => n + (p.bytes ?? 0), 0);
@@ -372,7 +334,7 @@ function crawleePeer(sim, scheme, seedsFile) {
   const dir = join(work, `crawlee-${sim.web}-${scheme}`);
   const maxPages = budgetOf(sim.web);
   const r = spawnSync(process.execPath, [new URL("../../packages/bench/crawlee-peer.mjs", import.meta.url).pathname,
-    "--seeds", seedsFile, "--ip", sim.ip, "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--cut", String(CUT), "--dir", dir, "--user-agent", UA],
+    "--seeds", seedsFile, "--ip", sim.ip, "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--cut", String(CUT), "--dir", dir, "--user-agent", BENCH_UA],
   { encoding: "utf8", maxBuffer: 16 << 20, env: { ...process.env, NODE_EXTRA_CA_CERTS: sim.ca, CRAWLEE_STORAGE_DIR: dir }, timeout: 30 * 60_000 });
   if (r.status !== 0) return { error: `exit ${r.status}: ${(r.stderr ?? "").slice(-1500)}` };
   return JSON.parse(r.stdout.trim().split("\n").pop());

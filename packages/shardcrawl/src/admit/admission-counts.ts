@@ -1,9 +1,11 @@
 // Refusals and sampled timings of the admission filters, gathered per process and drained into the
-// node's stats hash (admit:<filter>, admitNs:<filter>, admitTimed:<filter>), where node/metrics.ts
+// node's stats hash (admit:<filter> or the refusal's own counter, admitNs:<filter>,
+// admitTimed:<filter>), where node/metrics.ts
 // turns them into shardcrawl_admission_refused_total{filter} and a per-filter time summary.
 import type { FilterName } from "./verdict.js";
 
 export interface AdmissionDelta {
+  /** Refusals by stats field (admit:<filter>, excluded:refused, filtered:<reason>). */
   refused: Map<string, number>;
   /** Nanoseconds spent in sampled checks, by filter. */
   ns: Map<string, number>;
@@ -14,8 +16,9 @@ export interface AdmissionDelta {
 export class AdmissionCounts {
   private delta: AdmissionDelta = { refused: new Map(), ns: new Map(), timed: new Map() };
 
-  refused(filter: FilterName, by = 1): void {
-    if (by !== 0) this.delta.refused.set(filter, (this.delta.refused.get(filter) ?? 0) + by);
+  /** `counter`: the stats field (a Refusal's own counter, else admit:<filter>). */
+  refused(filter: FilterName, by = 1, counter = `admit:${filter}`): void {
+    if (by !== 0) this.delta.refused.set(counter, (this.delta.refused.get(counter) ?? 0) + by);
   }
 
   timedCheck(filter: FilterName, ns: number): void {
@@ -33,7 +36,7 @@ export class AdmissionCounts {
   /** Adds what was counted since the last drain to a stats batch (anything with add(field, by)). */
   drainInto(stats: { add(field: string, by: number): void }): void {
     const d = this.take();
-    for (const [f, n] of d.refused) stats.add(`admit:${f}`, n);
+    for (const [field, n] of d.refused) stats.add(field, n);
     for (const [f, n] of d.ns) stats.add(`admitNs:${f}`, n);
     for (const [f, n] of d.timed) stats.add(`admitTimed:${f}`, n);
   }
@@ -41,3 +44,10 @@ export class AdmissionCounts {
 
 /** This process's (or thread's) counts: every chain records here unless given its own. */
 export const processAdmissionCounts = new AdmissionCounts();
+
+/** Everything counted since the last drain, as stats deltas (for a caller that writes them itself). */
+export function takeAdmissionFields(counts: AdmissionCounts = processAdmissionCounts): Array<[string, number]> {
+  const out: Array<[string, number]> = [];
+  counts.drainInto({ add: (field, by) => out.push([field, by]) });
+  return out;
+}

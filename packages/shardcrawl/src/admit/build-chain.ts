@@ -1,10 +1,11 @@
 // The node's admission chain in its one order. Every entry point builds it from the parts it has
 // and runs the same filters in the same order:
 //   scope > shard > exclusions > trap > host-budget > domain-hosts   (then robots, crawl-delay at fetch time)
-// - parsed links and redirects: scope in the parser task, shard routing on the parser's main thread;
-// - the frontier (seeds, acked links, inbox URLs, re-admitted spill): exclusions and trap filters
-//   before the add_links script, which decides host-budget and domain-hosts atomically;
-// - inbox ingest: shard routing (a URL another node owns goes to its outbox);
+// - parsed links and redirects: scope in the parser task, then shard routing, exclusions and trap
+//   filters on the parser's main thread before the ack (admit/batch-admission.ts);
+// - seeds and inbox ingest: shard routing (a URL another node owns goes to its outbox), exclusions
+//   and trap filters (the same BatchAdmission);
+// - the frontier's add_links script then decides host-budget and domain-hosts atomically;
 // - the fetcher: exclusions again at lease time (a site may opt out while its URLs are queued),
 //   then robots.txt and Crawl-delay (admit/fetch-time.ts);
 // - `inspect url`: all of them, with the Lua-decided ones built from the node's Redis facts.

@@ -25,7 +25,7 @@ export class AdmissionChain {
     for (const f of this.filters) {
       const r = f.check(url, host);
       if (r !== undefined) {
-        this.counts.refused(r.filter);
+        this.counts.refused(r.filter, 1, r.counter);
         return r;
       }
     }
@@ -39,7 +39,7 @@ export class AdmissionChain {
       const r = f.check(url, host);
       this.counts.timedCheck(f.name, Number(process.hrtime.bigint() - t0));
       if (r !== undefined) {
-        this.counts.refused(r.filter);
+        this.counts.refused(r.filter, 1, r.counter);
         return r;
       }
     }

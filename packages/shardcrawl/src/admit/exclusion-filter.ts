@@ -8,9 +8,9 @@ export interface ExclusionMatcher {
   match(url: string, host: string): { pattern: string; reason: string; at: number } | undefined;
 }
 
-export function exclusionRefusal(e: { pattern: string; reason: string; at: number }): Refusal {
+export function exclusionRefusal(e: { pattern: string; reason: string; at: number }, counter?: string): Refusal {
   return {
-    filter: "exclusions", reason: "excluded",
+    filter: "exclusions", reason: "excluded", ...(counter ? { counter } : {}),
     detail: `excluded by ${e.pattern}${e.at ? ` since ${new Date(e.at).toISOString()}` : ""}${e.reason ? ` (reason: ${e.reason})` : ""}: no request starts, links to it are refused`,
   };
 }
@@ -18,10 +18,14 @@ export function exclusionRefusal(e: { pattern: string; reason: string; at: numbe
 export class ExclusionFilter implements AdmissionFilter {
   readonly name = "exclusions" as const;
 
-  constructor(private readonly current: () => ExclusionMatcher) {}
+  /**
+   * `at`: "admission" counts refusals as excluded:refused (a link, redirect, seed or inbox URL
+   * refused); "lease" as admit:exclusions (a queued URL whose site opted out meanwhile).
+   */
+  constructor(private readonly current: () => ExclusionMatcher, private readonly at: "admission" | "lease" = "admission") {}
 
   check(url: string, host: string): Refusal | undefined {
     const e = this.current().match(url, host);
-    return e ? exclusionRefusal(e) : undefined;
+    return e ? exclusionRefusal(e, this.at === "admission" ? "excluded:refused" : undefined) : undefined;
   }
 }

@@ -111,6 +111,6 @@ export class TrapFilter implements AdmissionFilter {
 
   check(url: string): Refusal | undefined {
     const r = filterUrl(this.filters, url);
-    return r === undefined ? undefined : { filter: "trap", reason: `trap:${r}`, detail: `refused by the URL filter ${r} (spider-trap defence)` };
+    return r === undefined ? undefined : { filter: "trap", reason: `trap:${r}`, detail: `refused by the URL filter ${r} (spider-trap defence)`, counter: `filtered:${r}` };
   }
 }

@@ -22,6 +22,11 @@ export interface Refusal {
   detail: string;
   /** Shard routing: not refused for the crawl, only for this node; the URL goes to this node. */
   routeTo?: string;
+  /**
+   * The stats field the refusal is counted under (default admit:<filter>): the opt-out list and
+   * the trap filters keep the counters they always had (excluded:refused, filtered:<reason>).
+   */
+  counter?: string;
 }
 
 /** undefined: admitted. */

@@ -47,7 +47,7 @@ export async function runIngestCommand(v: { out?: string; redis?: string }, file
   const outbox = router ? new OutboxWriter({ out: v.out, writer: `${config.nodeName}-ingest-cli`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
   try {
     const frontier = await openFrontier(redis, config);
-    for (const f of files) await ingestFile({ frontier, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(outbox ? { outbox } : {}) }, f, report);
+    for (const f of files) await ingestFile({ frontier, exclusions: frontier.exclusions, urlFilters: config.urlFilters, maxUrlLength: config.maxUrlLength, ...(router ? { router } : {}), ...(outbox ? { outbox } : {}) }, f, report);
   } finally {
     await outbox?.close();
     redis.disconnect();

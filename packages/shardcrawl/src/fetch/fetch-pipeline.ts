@@ -60,7 +60,7 @@ type Gate = { kind: "go"; robots: RobotsView } | { kind: "done" };
 export class FetchPipeline {
   private excluded: ExclusionMatcher = { match: () => undefined };
   /** The fetcher's part of the admission chain: the opt-out list (a site may opt out while queued). */
-  readonly admission: AdmissionChain = buildAdmissionChain([new ExclusionFilter(() => this.excluded)]);
+  readonly admission: AdmissionChain = buildAdmissionChain([new ExclusionFilter(() => this.excluded, "lease")]);
 
   constructor(private readonly d: FetchPipelineDeps) {}
 

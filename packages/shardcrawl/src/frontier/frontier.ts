@@ -19,7 +19,6 @@ import { RobotsOutages } from "./robots-outages.js";
 import { Scripts, type ScriptArg } from "./scripts.js";
 import { CrawlScopeStore } from "./crawl-scope.js";
 import { shareFetchTimes } from "./fetch-times.js";
-import { buildUrlFilters, type UrlFilter } from "./url-filters.js";
 import { politenessDomains } from "./politeness-key.js";
 import { ExclusionList, type Exclusion } from "./exclusions.js";
 import { purgeExcluded } from "./exclusion-purge.js";
@@ -49,8 +48,11 @@ export interface FrontierOptions {
   maxHostsPerDomain?: number;
   /** Flow control shared by every process of the node (written to P flowcfg at open). */
   flow?: Partial<FlowSettings>;
-  /** Spider-trap URL filter chain (url-filters.ts), applied to every link before it is queued. */
-  urlFilters?: readonly string[];
+  /**
+   * Write P flowcfg at open (default true). A node's supervisor writes it before it starts its
+   * children, which open with the same config and pass false (checked, not written again).
+   */
+  publishFlow?: boolean;
   /**
    * What shares one politeness clock and in-flight limit: each "host", or each registrable
    * "domain" across all its hosts (default "domain"; lib.lua domain_fill).
@@ -139,10 +141,6 @@ export interface AddLinksResult {
   dropped: number;
   /** Unusable links (bad tier, tab in URL, ...), never sent to Redis. */
   invalid: number;
-  /** Refused by the URL filter chain (counted as stats "filtered:<reason>"). */
-  filtered: number;
-  /** Refused by the site owners' opt-out list (stats "excluded:refused"). */
-  excluded?: number;
 }
 
 export interface RequeueOptions {
@@ -278,7 +276,6 @@ export class Frontier {
   readonly flow: FlowSettings;
   /** The crawl scope stored beside the queues (crawl-scope.ts). */
   readonly scope: CrawlScopeStore;
-  private readonly filters: UrlFilter[];
 
   private constructor(readonly redis: Redis, readonly bloom: BloomParams, opts: FrontierOptions, keys: FrontierKeys, scripts: Scripts) {
     this.keys = keys;
@@ -299,12 +296,10 @@ export class Frontier {
       maxHostsPerDomain: Math.round(nonNegative("maxHostsPerDomain", opts.maxHostsPerDomain ?? 0)),
     };
     this.flow = { ...DEFAULT_FLOW, ...opts.flow };
-    this.filters = buildUrlFilters(opts.urlFilters ?? []);
     this.parse = new ParseQueue(redis, keys, scripts, {
       parseQueueMax: this.parseQueueMax,
       common: (now) => this.common(now),
-      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps, this.filters),
-      countFiltered: (f) => this.countFiltered(f),
+      packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps),
       ...(this.politenessKey === "domain" ? { politenessDomains: (links: readonly HashedLink[]) => politenessDomains(links, 0, links.length) } : {}),
     });
     this.robots = new RobotsCache(redis, keys);
@@ -318,16 +313,17 @@ export class Frontier {
     const scripts = new Scripts(redis);
     const bloom = await initBloom(redis, scripts, keys, opts.bloom);
     const f = new Frontier(redis, bloom, opts, keys, scripts);
-    await f.writeFlowSettings();
+    await f.writeFlowSettings(opts.publishFlow ?? true);
     await tuneListNodes(redis);
     return f;
   }
 
-  /** Publishes the flow settings to P flowcfg, where the scripts read them. */
-  private async writeFlowSettings(): Promise<void> {
+  /** Checks the flow settings and publishes them to P flowcfg, where the scripts read them. */
+  private async writeFlowSettings(publish: boolean): Promise<void> {
     const fl = this.flow;
     for (const k of ["aimdFloor", "aimdIncrease", "aimdMaxDelayMultiplier"] as const) if (!(fl[k] >= 1 || (k === "aimdIncrease" && fl[k] > 0))) throw new RangeError(`frontier: ${k} out of range: ${fl[k]}`);
     if (!(fl.aimdDecrease > 0 && fl.aimdDecrease < 1)) throw new RangeError(`frontier: aimdDecrease must be in (0, 1), got ${fl.aimdDecrease}`);
+    if (!publish) return;
     await this.redis.hset(this.keys.flowCfg, {
       floor: fl.aimdFloor, ai: fl.aimdIncrease, md: fl.aimdDecrease, lat: fl.aimdLatencyFactor, latmin: fl.aimdLatencyMinMs,
       probe: fl.aimdProbeMs, mcap: fl.aimdMaxDelayMultiplier, hbud: fl.hostPageBudget, shed: fl.shedMode, gmax: fl.globalConcurrency,
@@ -340,31 +336,19 @@ export class Frontier {
     return [this.keys.prefix, epochMs(now), this.delayMs, this.hostConcurrency];
   }
 
-  /** The links the site owners' opt-out list allows (callers count the refused as stats "excluded:refused"). */
-  async withoutExcluded<T extends { url: string; host: string }>(links: readonly T[]): Promise<readonly T[]> {
-    const excluded = await this.exclusions.current();
-    return excluded.size === 0 ? links : links.filter((l) => excluded.match(l.url, l.host) === undefined);
-  }
-
   /**
    * Adds seeds or discovered links: Bloom test-and-set, then new ones go to the tail of their
    * host/tier queue and the host joins the ready schedule if it has a free slot. One script call
-   * per MAX_LINKS_PER_CALL links (a page's links are one call).
+   * per MAX_LINKS_PER_CALL links (a page's links are one call). The links were admitted by the
+   * caller's admission chain (admit/batch-admission.ts); the host budget and hosts per domain are
+   * decided here, in the script.
    */
   async addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" } = {}): Promise<AddLinksResult> {
     const now = opts.now ?? Date.now();
-    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0, filtered: 0 };
-    // The site owners' opt-out list refuses seeds, redirects and inbox URLs here (parsed links at ack).
-    const kept = await this.withoutExcluded(links);
-    if (kept.length < links.length) {
-      result.excluded = links.length - kept.length;
-      await this.redis.hincrby(this.keys.stats, "excluded:refused", result.excluded);
-      links = kept;
-    }
+    const result: AddLinksResult = { added: 0, seen: 0, dropped: 0, invalid: 0 };
     for (let i = 0; i < links.length; i += MAX_LINKS_PER_CALL) {
-      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps, this.filters);
+      const packed = packLinks(links.slice(i, i + MAX_LINKS_PER_CALL), this.hasher, this.bloom, this.caps);
       result.invalid += packed.invalid;
-      result.filtered += await this.countFiltered(packed.filtered);
       if (packed.count === 0) continue;
       const args = [...this.common(now), opts.kind ?? "discovered", ...packed.args];
       if (this.politenessKey === "domain") args.push(politenessDomains(links, i, MAX_LINKS_PER_CALL));
@@ -646,20 +630,6 @@ export class Frontier {
       errorsByClass,
       requeues: toInt(h.r),
     };
-  }
-
-  /** Adds URL-filter refusals to the stats ("filtered:<reason>"); returns how many. */
-  private async countFiltered(filtered: Record<string, number>): Promise<number> {
-    const entries = Object.entries(filtered);
-    if (entries.length === 0) return 0;
-    const m = this.redis.multi();
-    let n = 0;
-    for (const [reason, c] of entries) {
-      m.hincrby(this.keys.stats, `filtered:${reason}`, c);
-      n += c;
-    }
-    await m.exec();
-    return n;
   }
 
   // --- flow control ------------------------------------------------------------------------

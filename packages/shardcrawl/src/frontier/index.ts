@@ -19,8 +19,6 @@ export type { HashedLink, QueueCaps } from "./links.js";
 export { MAX_QUEUED_URL_LENGTH } from "./links.js";
 export { MAX_QUEUED_BODY_BYTES } from "./page-codec.js";
 export type { SpooledPage } from "./page-codec.js";
-export { buildUrlFilters, filterUrl, URL_FILTER_NAMES } from "./url-filters.js";
-export type { UrlFilter } from "./url-filters.js";
 export { SpillStore, DEFAULT_SPILL } from "./spill-store.js";
 export type { SpillSettings, SpillCounts } from "./spill-store.js";
 export { MemoryGovernor, redisUsedMemory } from "./memory-governor.js";

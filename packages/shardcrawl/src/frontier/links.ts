@@ -7,11 +7,11 @@
 // and the script cuts out only the elements of links it queues (most links of a crawl are
 // already seen), where Redis used to create a Lua string for every argument.
 // Bad links are counted and skipped here, never sent, so one bad link cannot fail a page's batch.
+// Admission (opt-out list, trap filters) happened before, at the caller (admit/batch-admission.ts).
 import { MAX_TIER, type DiscoveredLink } from "../shared/types.js";
 import type { BloomHasher, BloomParams } from "./bloom.js";
 import { encodeRelative, encodeSuffix, isPacked, splitOrigin } from "./element.js";
 import type { ScriptArg } from "./scripts.js";
-import { filterUrl, type UrlFilter } from "./url-filters.js";
 import { cachedRegistrableDomain } from "../url/scope.js";
 
 /** A link with its Bloom positions already computed (e.g. in a parser worker thread). */
@@ -75,8 +75,6 @@ export interface PackedLinks {
   count: number;
   /** Links skipped as unusable (never sent). */
   invalid: number;
-  /** Links refused by the URL filter chain (spider-trap defences), by reason. */
-  filtered: Record<string, number>;
   /** The URLs packed (sent), in order. */
   sentUrls: string[];
 }
@@ -86,7 +84,7 @@ export function writePositions(buf: Buffer, offset: number, positions: ArrayLike
   for (let i = 0; i < positions.length; i++) buf.writeUIntBE(positions[i]!, offset + i * 6, 6);
 }
 
-export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps, filters: readonly UrlFilter[] = []): PackedLinks {
+export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps): PackedLinks {
   if (links.length > MAX_LINKS_PER_CALL) throw new RangeError(`frontier: at most ${MAX_LINKS_PER_CALL} links per call, got ${links.length}`);
   const rec = LINK_RECORD_BYTES + 6 * params.k;
   const blob = Buffer.allocUnsafe(links.length * rec);
@@ -98,15 +96,9 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
   // by piece (UTF-8, packed elements as latin1), else as one latin1 string.
   let wide = false;
   let invalid = 0;
-  const filtered: Record<string, number> = {};
   for (const link of links) {
     if (invalidLinkReason(link, params) !== undefined) {
       invalid++;
-      continue;
-    }
-    const refused = filters.length > 0 ? filterUrl(filters, link.url) : undefined;
-    if (refused !== undefined) {
-      filtered[refused] = (filtered[refused] ?? 0) + 1;
       continue;
     }
     const { origin, rest } = splitOrigin(link.url);
@@ -159,5 +151,5 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     for (const h of hosts.keys()) doms += `${cachedRegistrableDomain(h)}\n`;
     args.push(dcap, Buffer.from(doms));
   }
-  return { args, count, invalid, filtered, sentUrls };
+  return { args, count, invalid, sentUrls };
 }

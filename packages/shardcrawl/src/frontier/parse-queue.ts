@@ -26,9 +26,7 @@ export interface AckResult {
   seen: number;
   dropped: number;
   invalid: number;
-  /** Refused by the URL filter chain (spider-trap defences). */
-  filtered: number;
-  /** The URLs sent to the script (neither invalid nor filtered), in order. */
+  /** The URLs sent to the script (the valid ones), in order. */
   sentUrls: string[];
 }
 
@@ -37,8 +35,6 @@ export interface ParseQueueDeps {
   /** ARGV[1..4] of host-touching scripts (prefix, now, default delay, default concurrency). */
   common: (now: number) => ScriptArg[];
   packLinks: (links: readonly HashedLink[]) => PackedLinks;
-  /** Counts URL-filter refusals in the stats; returns how many. */
-  countFiltered?: (filtered: Record<string, number>) => Promise<number>;
   /** Domain politeness: the "pk" argument naming each link host's registrable domain (politeness-key.ts). */
   politenessDomains?: (links: readonly HashedLink[]) => string;
 }
@@ -150,12 +146,8 @@ export class ParseQueue {
     const r = (await this.scripts.run("ack_page", [
       ...this.deps.common(opts.now ?? Date.now()), consumer, pageId, err, ...packed.args, ...pk,
     ])) as unknown[];
-    const acked = Number(r[0]) === 1;
-    // Counted only when this ack took effect (a stale ack changed nothing, so counts nothing).
-    const filtered = acked && this.deps.countFiltered ? await this.deps.countFiltered(packed.filtered) : 0;
     return {
-      acked,
-      filtered,
+      acked: Number(r[0]) === 1,
       added: Number(r[1]),
       seen: Number(r[2]),
       dropped: Number(r[3]),

@@ -4,7 +4,7 @@ import { ParamStripper } from "../url/strip-params.js";
 import { schemaDefaults, type SchemaConfig } from "./config-schema.js";
 import { parseMinFreeDisk } from "./disk-space.js";
 import { validateShardConfig, type ShardConfig } from "../shard/shard-spec.js";
-import { buildUrlFilters } from "../frontier/index.js";
+import { buildUrlFilters } from "../admit/index.js";
 import { validateRecrawlConfig, type RecrawlNodeConfig } from "../schedule/recrawl/continuous-config.js";
 import type { QueueSizing } from "./queue-sizing.js";
 import { checkPriorityRules, type PriorityRule } from "../schedule/priority.js";

@@ -34,7 +34,7 @@ import type { NodeConfig } from "./config.js";
 async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
-  const frontier = await openFrontier(ctx.redis, config);
+  const frontier = await openFrontier(ctx.redis, config, { child: true });
   // Page-log lines by outcome go to the Redis stats; loop lag over IPC.
   const stats = new StatsBatch(frontier);
   reportEventLoop((m) => ctx.send(m));

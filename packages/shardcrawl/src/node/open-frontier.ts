@@ -18,8 +18,8 @@ import type { DiscoveredLink } from "../shared/types.js";
 
 export type { ScopeSpec } from "../url/scope.js";
 
-/** Flat numbers for progress, status and the summary. */
-export interface NodeStats {
+/** Flat numbers for progress, status and the summary: the frontier's, and totals read from its counters. */
+export interface NodeStats extends FrontierStats {
   fetched: number;
   parsed: number;
   failed: number;
@@ -27,14 +27,6 @@ export interface NodeStats {
   robotsDisallowed: number;
   discovered: number;
   outOfScope: number;
-  queued: number;
-  hostsQueued: number;
-  readyHosts: number;
-  dueHosts: number;
-  leases: number;
-  parseQueue: number;
-  parseInFlight: number;
-  counters: Record<string, number>;
   /** Flow-control pressure (metrics). */
   pressure?: NodePressure;
 }
@@ -245,14 +237,11 @@ export class NodeFrontier {
   /** False when the page was no longer ours (recovered and handed to another consumer). */
   async ackPage(consumer: string, id: string, links: HashedLink[], opts: { error: string | null }): Promise<boolean> {
     const cache = this.seenCache();
-    // The site owners' opt-out list, as for seeds and inbox links (Frontier.addLinks): a parsed link
-    // to an excluded site is refused here, not queued to be refused at lease time.
-    const allowed = await this.frontier.withoutExcluded(links);
-    const send = cache.unknown(allowed);
+    // `links` passed the admission chain (parse/route-links.ts); the seen cache answers the known.
+    const send = cache.unknown(links);
     const r = await this.frontier.parse.ack(consumer, id, send, opts.error ? { parseError: opts.error } : {});
     if (!r.acked) return false;
-    if (allowed.length < links.length) await this.count("excluded:refused", links.length - allowed.length);
-    this.seenCachedUncounted += allowed.length - send.length;
+    this.seenCachedUncounted += links.length - send.length;
     // Every link sent is now in the filter unless some were refused for want of room (bits left
     // clear, and the script does not say which): a batch with refusals is not remembered.
     if (r.dropped === 0) for (const url of r.sentUrls) cache.remember(url);
@@ -371,8 +360,10 @@ export class NodeFrontier {
   }
 }
 
-export async function openFrontier(redis: Redis, config: NodeConfig): Promise<NodeFrontier> {
+/** `child`: a fetcher or parser, opened after the supervisor published the flow settings. */
+export async function openFrontier(redis: Redis, config: NodeConfig, opts: { child?: boolean } = {}): Promise<NodeFrontier> {
   const frontier = await Frontier.open(redis, {
+    publishFlow: !opts.child,
     prefix: config.prefix,
     bloom: { expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate },
     delayMs: config.delayMs,
@@ -385,7 +376,6 @@ export async function openFrontier(redis: Redis, config: NodeConfig): Promise<No
     maxQueuedPerHost: config.maxQueuedPerHost,
     maxQueuedTotal: config.maxQueuedTotal,
     maxHostsPerDomain: config.maxHostsPerDomain,
-    urlFilters: config.urlFilters,
     flow: {
       aimdFloor: config.aimdFloor, aimdIncrease: config.aimdIncrease, aimdDecrease: config.aimdDecrease,
       aimdLatencyFactor: config.aimdLatencyFactor, aimdLatencyMinMs: config.aimdLatencyMinMs, aimdProbeMs: config.aimdProbeMs,

@@ -18,7 +18,7 @@ import { LinkRouter } from "../parse/route-links.js";
 import { spoolDir } from "../store/body-spool.js";
 import { OutboxWriter } from "../shard/outbox-writer.js";
 import { ShardRouter } from "../shard/shard-spec.js";
-import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
+import { BatchAdmission } from "../admit/index.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import { WriteBudget } from "../store/write-budget.js";
@@ -30,7 +30,7 @@ const INLINE_BATCH = 8;
 async function main(): Promise<void> {
   const ctx = childContext();
   const { config } = ctx;
-  const frontier = await openFrontier(ctx.redis, config);
+  const frontier = await openFrontier(ctx.redis, config, { child: true });
   const consumer = `${config.nodeName}-p${ctx.index}`;
   // A restarted parser first returns whatever its previous life had taken.
   await frontier.recoverParseConsumer(consumer);
@@ -81,7 +81,9 @@ async function main(): Promise<void> {
   const outbox = config.shard ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
   // A long-running node hands its links over within outboxMaxFileAgeMs, not only at 64 MB.
   const outboxTimer = outbox ? setInterval(() => void outbox.finishOld().catch((err: unknown) => ctx.log(`outbox rotation failed: ${(err as Error).message}`)), Math.max(1000, Math.min(60_000, config.outboxMaxFileAgeMs / 4))) : null;
-  const router = new LinkRouter(config.shard ? buildAdmissionChain([new ShardFilter(new ShardRouter(config.shard))]) : null, outbox);
+  // The admission chain after scope: shard routing, the opt-out list, trap filters.
+  const admission = new BatchAdmission({ router: config.shard ? new ShardRouter(config.shard) : null, exclusions: frontier.exclusions, urlFilters: config.urlFilters });
+  const router = new LinkRouter(admission, outbox);
   // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
   const stats = new StatsBatch(frontier);
   reportEventLoop((m) => ctx.send(m));

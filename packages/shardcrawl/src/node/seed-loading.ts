@@ -1,9 +1,9 @@
 // Loads a node's seed file into its frontier as a stream: batches of SEED_BATCH URLs go through
-// the scope store, the shard filter and the frontier's batch admission (seen filter, opt-out list,
-// trap filters, caps) with two batches in flight, so reading and packing the next batch overlaps
-// the add_links script of the last one. Memory is bounded by the batches, not the file: a seed
-// file of 10^7 lines loads in minutes.
-import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
+// the scope store, the admission chain (shard filter, opt-out list, trap filters) and the
+// frontier's add_links (seen filter, caps, host budget) with two batches in flight, so reading and
+// packing the next batch overlaps the add_links script of the last one. Memory is bounded by the
+// batches, not the file: a seed file of 10^7 lines loads in minutes.
+import { AdmissionCounts, BatchAdmission } from "../admit/index.js";
 import type { ShardRouter } from "../shard/shard-spec.js";
 import type { ScopeMode } from "../url/scope.js";
 import { hostOf } from "../url/normalize.js";
@@ -26,6 +26,8 @@ export interface SeedLoadOptions {
   maxUrlLength: number;
   stripParams: readonly string[];
   router?: ShardRouter | null;
+  /** Trap filter specs (config urlFilters). */
+  urlFilters?: readonly string[];
   /** Called every `progressEveryMs` while loading (long files). */
   onProgress?: (tally: SeedTally, added: number) => void;
   progressEveryMs?: number;
@@ -36,7 +38,7 @@ const IN_FLIGHT = 2;
 
 export async function loadSeeds(frontier: NodeFrontier, o: SeedLoadOptions): Promise<{ report: SeedReport; tally: SeedTally }> {
   const tally: SeedTally = { accepted: 0, rejected: 0, firstRejected: [] };
-  const admission = o.router ? buildAdmissionChain([new ShardFilter(o.router)]) : null;
+  const admission = new BatchAdmission({ router: o.router, exclusions: frontier.exclusions, urlFilters: o.urlFilters ?? [], counts: new AdmissionCounts() });
   let added = 0, otherShards = 0;
   const inFlight = new Set<Promise<void>>();
   let failure: Error | undefined;
@@ -45,11 +47,16 @@ export async function loadSeeds(frontier: NodeFrontier, o: SeedLoadOptions): Pro
   for await (const batch of readSeedBatches(o.file, o.maxUrlLength, o.stripParams, tally)) {
     // The scope is the whole cluster's (every node reads the same list); the seeds are our share.
     // Saving adds the batch's domains or hosts to the stored set.
-    const own = admission ? batch.filter((u) => admission.check(u, hostOf(u) ?? "") === undefined) : batch;
-    otherShards += batch.length - own.length;
     const step = frontier.saveScope(o.scope, batch)
-      .then(() => frontier.addSeeds(own, Date.now()))
-      .then((n) => { added += n; }, (err: unknown) => { failure ??= err instanceof Error ? err : new Error(String(err)); });
+      .then(() => admission.admit(batch.map((url) => ({ url, host: hostOf(url) ?? "" }))))
+      .then(({ own, elsewhere }) => {
+        for (const list of elsewhere.values()) otherShards += list.length;
+        return frontier.addSeeds(own.map((l) => l.url), Date.now());
+      })
+      .then((n) => { added += n; })
+      // Every node reads the whole list: seeds another node owns are not refusals (admit:shard not written).
+      .then(() => admission.writeCounts(frontier, (f) => f === "admit:shard"))
+      .catch((err: unknown) => { failure ??= err instanceof Error ? err : new Error(String(err)); });
     inFlight.add(step);
     void step.finally(() => inFlight.delete(step));
     if (inFlight.size >= IN_FLIGHT) await Promise.race(inFlight);

@@ -118,7 +118,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     if (finished) say(`finished ${finished} outbox files left open by the previous run`);
   }
   const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
-  const ingestCtx = { frontier, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
+  const ingestCtx = { frontier, exclusions: frontier.exclusions, urlFilters: config.urlFilters, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
   const ingestReport = emptyIngestReport();
 
   // The site owners' opt-out list from --exclude-file, before any seed is admitted.
@@ -128,11 +128,11 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   }
   let seedReport: SeedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
   if (config.seeds) {
-    // Streamed: a seed file of millions of lines is never held whole; the frontier runs the
-    // opt-out list and trap filters, the shard filter keeps our share.
+    // Streamed: a seed file of millions of lines is never held whole; the admission chain keeps
+    // our share (shard filter) and refuses excluded sites and traps.
     const t = Date.now();
     const loaded = await loadSeeds(frontier, {
-      file: config.seeds, scope: config.scope, maxUrlLength: config.maxUrlLength, stripParams: config.stripParams, router,
+      file: config.seeds, scope: config.scope, maxUrlLength: config.maxUrlLength, stripParams: config.stripParams, router, urlFilters: config.urlFilters,
       onProgress: (tally, added) => say(`loading seeds: ${tally.accepted} read, ${added} new so far (${formatDuration(Date.now() - t)})`),
     });
     seedReport = loaded.report;

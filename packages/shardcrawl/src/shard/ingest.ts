@@ -1,6 +1,7 @@
-// Ingest: outbox files from other nodes into this node's frontier. The frontier's Bloom filter
-// drops URLs the node has already seen. A URL this node does not own (the cluster changed, or a
-// file went to the wrong node) is not dropped: it goes to this node's outbox for its owner.
+// Ingest: outbox files from other nodes into this node's frontier, through the admission chain
+// (shard routing, the opt-out list, trap filters); the frontier's Bloom filter drops URLs the node
+// has already seen. A URL this node does not own (the cluster changed, or a file went to the wrong
+// node) is not dropped: it goes to this node's outbox for its owner.
 import { existsSync, mkdirSync, readdirSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
 import type { AddLinksResult, HashedLink } from "../frontier/index.js";
@@ -11,11 +12,12 @@ import { OUTBOX_SUFFIX, inboxDir, type OutboxLink } from "./outbox-format.js";
 import { readOutboxFile, type ReadReport } from "./outbox-reader.js";
 import type { OutboxWriter } from "./outbox-writer.js";
 import type { ShardRouter } from "./shard-spec.js";
-import { buildAdmissionChain, ShardFilter } from "../admit/index.js";
+import { AdmissionCounts, BatchAdmission, type ExclusionSource } from "../admit/index.js";
 
-/** Where ingested links go: the node's frontier (its seen filter drops repeats). */
+/** Where ingested links go: the node's frontier (its seen filter drops repeats), and its stats. */
 export interface LinkSink {
   addLinks(links: readonly HashedLink[], opts: { now?: number; kind?: "seeds" | "discovered" }): Promise<AddLinksResult>;
+  addCounters(deltas: Iterable<readonly [string, number]>): Promise<void>;
 }
 
 export interface IngestReport {
@@ -38,6 +40,10 @@ export function emptyIngestReport(): IngestReport {
 export interface IngestContext {
   frontier: LinkSink;
   router?: ShardRouter;
+  /** The site owners' opt-out list (the frontier's). */
+  exclusions?: ExclusionSource;
+  /** Trap filter specs (config urlFilters). */
+  urlFilters?: readonly string[];
   /** Where links owned by others go; required when router is given. */
   outbox?: OutboxWriter;
   maxUrlLength: number;
@@ -47,12 +53,10 @@ export interface IngestContext {
 
 export async function ingestFile(ctx: IngestContext, path: string, report: IngestReport): Promise<void> {
   const fileReport: ReadReport = { lines: 0, rejected: [] };
-  // The ingest part of the admission chain: shard routing (the frontier runs the opt-out list and
-  // trap filters, and Lua the host budget, when the links are added).
-  const admission = ctx.router ? buildAdmissionChain([new ShardFilter(ctx.router)]) : null;
+  // The Lua-decided filters (host budget, hosts per domain) follow in add_links.
+  const admission = new BatchAdmission({ router: ctx.router, exclusions: ctx.exclusions, urlFilters: ctx.urlFilters ?? [], counts: new AdmissionCounts() });
   for await (const batch of readOutboxFile(path, fileReport)) {
     const links: DiscoveredLink[] = [];
-    const elsewhere = new Map<string, OutboxLink[]>();
     for (const l of batch) {
       const n = normalizeUrlDetailed(l.url, undefined, { maxLength: ctx.maxUrlLength });
       const host = n.ok ? hostOf(n.url) : null;
@@ -60,25 +64,20 @@ export async function ingestFile(ctx: IngestContext, path: string, report: Inges
         report.invalid++;
         continue;
       }
-      const owner = admission?.check(n.url, host)?.routeTo;
-      if (owner !== undefined) {
-        const list = elsewhere.get(owner) ?? [];
-        list.push({ url: n.url, depth: l.depth });
-        elsewhere.set(owner, list);
-        continue;
-      }
       links.push({ url: n.url, host, tier: ctx.priority ? ctx.priority.tier(n.url, l.depth) : tierFor(n.url, l.depth), depth: l.depth, hops: 0 });
     }
-    if (links.length) {
-      const r = await ctx.frontier.addLinks(links, { now: Date.now(), kind: "discovered" });
+    const { own, elsewhere } = await admission.admit(links);
+    if (own.length) {
+      const r = await ctx.frontier.addLinks(own, { now: Date.now(), kind: "discovered" });
       report.added += r.added;
       report.seen += r.seen;
       report.dropped += r.dropped;
       report.invalid += r.invalid;
     }
+    await admission.writeCounts(ctx.frontier);
     for (const [owner, list] of elsewhere) {
       if (!ctx.outbox) throw new Error(`ingest: ${path} holds URLs owned by ${owner} and no outbox is open`);
-      await ctx.outbox.append(owner, list);
+      await ctx.outbox.append(owner, list.map((l): OutboxLink => ({ url: l.url, depth: l.depth })));
       report.rerouted += list.length;
     }
   }

@@ -38,8 +38,8 @@ describe("AdmissionChain", () => {
     for (let i = 0; i < 512; i++) chain.check(`http://b.test/${i}`, "b.test");
     for (let i = 0; i < 512; i++) chain.check(`http://a.test/${i}`, "a.test");
     const d = counts.take();
-    expect(d.refused.get("scope")).toBe(512);
-    expect(d.refused.get("trap")).toBeUndefined();
+    expect(d.refused.get("admit:scope")).toBe(512);
+    expect(d.refused.get("filtered:path-depth")).toBeUndefined();
     // 1024 checks: 4 timed; a refused check times only the filters it ran.
     const timedScope = d.timed.get("scope") ?? 0;
     expect(timedScope).toBe(4);

@@ -7,6 +7,7 @@ import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier, type FrontierOptions } from "../../src/frontier/index.js";
 import { ExclusionSet, hostUnder, parseExclusionPattern } from "../../src/frontier/exclusions.js";
 import { parseExcludeFile } from "../../src/node/exclude-file.js";
+import { AdmissionCounts, BatchAdmission } from "../../src/admit/index.js";
 import { checkInvariants, link } from "./helpers.js";
 
 let redis: Redis;
@@ -52,7 +53,7 @@ describe("exclusion patterns", () => {
   });
 });
 
-describe("exclusion in the frontier", () => {
+describe("exclusion in the frontier and the admission chain", () => {
   for (const politenessKey of ["host", "domain"] as const) {
     it(`purges queued URLs of a domain's hosts and refuses new links to them (${politenessKey} politeness)`, async () => {
       const f = await open({ delayMs: 0, politenessKey });
@@ -68,10 +69,13 @@ describe("exclusion in the frontier", () => {
       expect(s.queued).toBe(1);
       expect(s.counters.excluded).toBe(5);
       await checkInvariants(redis, f);
-      // A second Frontier on the same crawl (another process) sees the list too.
+      // Another process's admission chain, over its own Frontier on the same crawl, sees the list too.
       const other = await Frontier.open(redis, { prefix: f.keys.prefix, politenessKey });
-      const r = await other.addLinks([link("https://shop.b.test/x"), link("https://a.test/private/3"), link("https://a.test/ok")], { now: 20 });
-      expect(r).toMatchObject({ added: 1, excluded: 2 });
+      const admission = new BatchAdmission({ exclusions: other.exclusions, counts: new AdmissionCounts() });
+      const { own, refused } = await admission.admit([link("https://shop.b.test/x"), link("https://a.test/private/3"), link("https://a.test/ok")]);
+      expect(refused).toBe(2);
+      expect(await other.addLinks(own, { now: 20 })).toMatchObject({ added: 1 });
+      await admission.writeCounts(other);
       expect((await f.stats(21)).counters["excluded:refused"]).toBe(2);
       const leased: string[] = [];
       for (let t = 30; t < 40; t++) {

@@ -7,7 +7,8 @@ import { join } from "node:path";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
-import { buildUrlFilters, filterUrl, Frontier, MemoryGovernor, SpillStore, type FrontierOptions } from "../../src/frontier/index.js";
+import { Frontier, MemoryGovernor, SpillStore, type FrontierOptions } from "../../src/frontier/index.js";
+import { AdmissionCounts, BatchAdmission, buildUrlFilters, filterUrl } from "../../src/admit/index.js";
 import { checkInvariants, link } from "./helpers.js";
 
 let redis: Redis;
@@ -194,9 +195,13 @@ describe("spider-trap defences", () => {
     expect(filterUrl(chain, `https://a.test/${"z".repeat(60)}`)).toBe("url-length");
     expect(() => buildUrlFilters(["max-depth=3"])).toThrow(/unknown filter/);
     expect(() => buildUrlFilters(["max-path-depth"])).toThrow(/name=number/);
-    const f = await open({ urlFilters: ["max-path-depth=4", "max-query-params=3"] });
-    const r = await f.addLinks([link("https://c.test/ok"), link("https://c.test/1/2/3/4/5/6"), link("https://c.test/?a&b&c&d")]);
-    expect(r).toMatchObject({ added: 1, filtered: 2 });
+    // The admission chain runs them before the frontier, and counts its refusals by reason.
+    const f = await open({});
+    const admission = new BatchAdmission({ urlFilters: ["max-path-depth=4", "max-query-params=3"], counts: new AdmissionCounts() });
+    const { own, refused } = await admission.admit([link("https://c.test/ok"), link("https://c.test/1/2/3/4/5/6"), link("https://c.test/?a&b&c&d")]);
+    expect(refused).toBe(2);
+    expect(await f.addLinks(own)).toMatchObject({ added: 1 });
+    await admission.writeCounts(f);
     const s = await f.stats();
     expect(s.counters["filtered:path-depth"]).toBe(1);
     expect(s.counters["filtered:query-params"]).toBe(1);

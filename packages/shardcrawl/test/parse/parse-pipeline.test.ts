@@ -14,7 +14,7 @@ import { ParsePipeline } from "../../src/parse/parse-pipeline.js";
 import { PageOutput } from "../../src/parse/page-output.js";
 import { LinkRouter } from "../../src/parse/route-links.js";
 import type { WorkerSetup } from "../../src/parse/worker.js";
-import { buildAdmissionChain, processAdmissionCounts, ShardFilter, scopeSpecOf } from "../../src/admit/index.js";
+import { BatchAdmission, processAdmissionCounts, scopeSpecOf } from "../../src/admit/index.js";
 import { ShardRouter, equalNodes } from "../../src/shard/shard-spec.js";
 import { OutboxWriter } from "../../src/shard/outbox-writer.js";
 import { readOutboxFile } from "../../src/shard/outbox-reader.js";
@@ -73,7 +73,7 @@ describe("parse pipeline stages", () => {
       },
       runner,
       output: new PageOutput({ warc, warcinfoId: warc.warcinfoId, pageLog, derivatives: false, nodeName: "node0", recrawl: null, spoolDir: setup.spoolDir, log: () => undefined }),
-      router: new LinkRouter(buildAdmissionChain([new ShardFilter(router)]), outbox),
+      router: new LinkRouter(new BatchAdmission({ router }), outbox),
       budget: new WriteBudget(1 << 20), pageLog, stats: { add: (f, n) => stats.set(f, (stats.get(f) ?? 0) + n) },
       maxInFlight: 4, threaded: false, keepPage: false, isDiskFull, onDiskFull: () => Promise.resolve(),
       log: () => undefined, sleep: (ms) => new Promise((r) => setTimeout(r, ms)), isStopping: () => false, stopRequested: new Promise(() => undefined),
