@@ -143,7 +143,6 @@ async function preload(n) {
   return { offered, added, seen, dropped, seconds, urlsPerS: offered / Math.max(seconds, 1e-3) };
 }
 
-
 /** The node's --robots-outage-max default: a good entry is kept that long as the last cached copy (robots-step.ts). */
 const ROBOTS_KEEP_MS = 30 * 24 * 3600_000;
 
