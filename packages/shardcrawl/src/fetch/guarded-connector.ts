@@ -8,10 +8,11 @@
 import { isIP, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { createSecureContext, type TLSSocket } from "node:tls";
-import { buildConnector } from "undici";
+import type { buildConnector as UndiciConnector } from "undici";
 import { applyConnectTo, lookupOverride, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import type { DnsCache } from "./dns-cache.js";
 import { blockReason } from "./ssrf.js";
+import { buildConnector } from "./undici-parts.js";
 
 /** Refused by the SSRF guard; never has a socket behind it. */
 export class SsrfBlockedError extends Error {
@@ -80,7 +81,7 @@ export function newConnectionCounters(): ConnectionCounters {
  */
 export const DEFAULT_MAX_CACHED_SESSIONS = 10_000;
 
-type Connector = (options: buildConnector.Options, callback: buildConnector.Callback) => void;
+type Connector = (options: UndiciConnector.Options, callback: UndiciConnector.Callback) => void;
 
 const socketFacts = new WeakMap<object, SocketFacts>();
 const failureFacts = new WeakMap<object, ConnectFailureFacts>();

@@ -7,10 +7,11 @@ import { readFileSync } from "node:fs";
 import type { Socket } from "node:net";
 import { performance } from "node:perf_hooks";
 import { rootCertificates } from "node:tls";
-import { Agent, type Dispatcher } from "undici";
+import type { Dispatcher } from "undici";
 import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types.js";
 import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import { DnsCache, type LookupAll } from "./dns-cache.js";
+import { Agent } from "./undici-parts.js";
 import { classifyFetchError } from "./fetch-errors.js";
 import {
   createGuardedConnector, firstTargetAddress, factsOfConnectError, newConnectionCounters, noteRequestSent, type ConnectionCounters, type SocketFacts,

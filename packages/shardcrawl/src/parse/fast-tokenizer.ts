@@ -18,6 +18,8 @@ const S_IN_TAG_NAME = 3;
 const S_IN_CLOSING_TAG_NAME = 6;
 const S_BEFORE_ATTRIBUTE_NAME = 8;
 const S_IN_ATTRIBUTE_NAME = 9;
+const S_AFTER_ATTRIBUTE_NAME = 10;
+const S_BEFORE_ATTRIBUTE_VALUE = 11;
 const S_IN_ATTRIBUTE_VALUE_DQ = 12;
 const S_IN_ATTRIBUTE_VALUE_SQ = 13;
 const S_IN_ATTRIBUTE_VALUE_NQ = 14;
@@ -29,6 +31,14 @@ const GT = 0x3e;
 const AMP = 0x26;
 const SLASH = 0x2f;
 const EQ = 0x3d;
+const DQ = 0x22;
+const SQ = 0x27;
+
+// htmlparser2's QuoteType values (onattribend's first argument).
+const QUOTE_NO_VALUE = 0;
+const QUOTE_UNQUOTED = 1;
+const QUOTE_SINGLE = 2;
+const QUOTE_DOUBLE = 3;
 
 /** The Tokenizer's fields and methods this file uses (all plain properties at run time). */
 interface Internals {
@@ -39,6 +49,8 @@ interface Internals {
   index: number;
   running: boolean;
   offset: number;
+  /** Next '&' in the buffer at or after the last search by scanAttributes (buffer length: none); -1 before the first. */
+  attrAmp: number;
   stateText(c: number): void;
   stateSpecialStartSequence(c: number): void;
   stateInSpecialTag(c: number): void;
@@ -84,6 +96,116 @@ function skipName(s: string, from: number, end: number, stopAtEq: boolean): numb
   return end;
 }
 
+/** First index >= from in s[from, end) that is not whitespace, else end. */
+function skipWhitespace(s: string, from: number, end: number): number {
+  let i = from;
+  while (i < end && isWhitespace(s.charCodeAt(i))) i++;
+  return i;
+}
+
+/**
+ * A tag's attributes from the first character of a name (at `at`, state BeforeAttributeName), in one
+ * pass with the stock callbacks (onattribname, onattribdata, onattribend) at the stock positions.
+ * Stops where the stock state machine has to go on: at the tag's '>' or '/' (state
+ * BeforeAttributeName), at a '&' in a value (entity decoding stays stock), at the end of the
+ * buffer, or when a callback paused the tokenizer. Leaves `state` and `sectionStart` as the stock
+ * tokenizer has them at the returned position, whose character is not consumed yet.
+ */
+function scanAttributes(t: Internals, buffer: string, at: number, length: number): number {
+  const cbs = t.cbs;
+  const offset = t.offset;
+  let i = at;
+  for (;;) {
+    // An attribute name starts at i; its first character is part of it whatever it is.
+    const nameStart = i;
+    i = skipName(buffer, i + 1, length, true);
+    if (i >= length) {
+      t.state = S_IN_ATTRIBUTE_NAME;
+      t.sectionStart = nameStart + offset;
+      return length;
+    }
+    cbs.onattribname(nameStart + offset, i + offset);
+    const nameEnd = i;
+    i = skipWhitespace(buffer, i, length);
+    if (i >= length) {
+      t.state = S_AFTER_ATTRIBUTE_NAME;
+      t.sectionStart = nameEnd + offset;
+      return length;
+    }
+    let c = buffer.charCodeAt(i);
+    if (c !== EQ) {
+      cbs.onattribend(QUOTE_NO_VALUE, nameEnd + offset);
+      if (c === GT || c === SLASH) {
+        t.state = S_BEFORE_ATTRIBUTE_NAME;
+        t.sectionStart = -1;
+        return i;
+      }
+      // Another name right after this one.
+      if (!t.running) {
+        t.state = S_IN_ATTRIBUTE_NAME;
+        t.sectionStart = i + offset;
+        return i + 1;
+      }
+      continue;
+    }
+    i = skipWhitespace(buffer, i + 1, length);
+    if (i >= length) {
+      t.state = S_BEFORE_ATTRIBUTE_VALUE;
+      t.sectionStart = nameEnd + offset;
+      return length;
+    }
+    c = buffer.charCodeAt(i);
+    if (c === DQ || c === SQ) {
+      const valueStart = i + 1;
+      const close = buffer.indexOf(c === DQ ? '"' : "'", valueStart);
+      const stop = close === -1 ? length : close;
+      // One search serves every value up to the next '&' (a search per value would rescan the page).
+      let amp = t.attrAmp;
+      if (amp < valueStart) {
+        amp = buffer.indexOf("&", valueStart);
+        if (amp === -1) amp = length;
+        t.attrAmp = amp;
+      }
+      if (amp < stop || close === -1) {
+        t.state = c === DQ ? S_IN_ATTRIBUTE_VALUE_DQ : S_IN_ATTRIBUTE_VALUE_SQ;
+        t.sectionStart = valueStart + offset;
+        return amp < stop ? amp : length;
+      }
+      cbs.onattribdata(valueStart + offset, close + offset);
+      cbs.onattribend(c === DQ ? QUOTE_DOUBLE : QUOTE_SINGLE, close + 1 + offset);
+      i = close + 1;
+    } else {
+      // Unquoted: up to whitespace or '>' (the first character is taken even if it is '>').
+      const valueStart = i;
+      while (i < length) {
+        const v = buffer.charCodeAt(i);
+        if (v === GT || v === AMP || isWhitespace(v)) break;
+        i++;
+      }
+      if (i >= length || buffer.charCodeAt(i) === AMP) {
+        t.state = S_IN_ATTRIBUTE_VALUE_NQ;
+        t.sectionStart = valueStart + offset;
+        return i;
+      }
+      cbs.onattribdata(valueStart + offset, i + offset);
+      cbs.onattribend(QUOTE_UNQUOTED, i + offset);
+    }
+    // BeforeAttributeName.
+    i = skipWhitespace(buffer, i, length);
+    if (i >= length || !t.running) {
+      t.state = S_BEFORE_ATTRIBUTE_NAME;
+      t.sectionStart = -1;
+      return i;
+    }
+    c = buffer.charCodeAt(i);
+    if (c === GT || c === SLASH) {
+      t.state = S_BEFORE_ATTRIBUTE_NAME;
+      t.sectionStart = -1;
+      return i;
+    }
+  }
+}
+
 const SINGLE_CHARS: string[] = [];
 function charString(c: number): string {
   return (SINGLE_CHARS[c] ??= String.fromCharCode(c));
@@ -117,6 +239,7 @@ function parse(this: Internals): void {
   let nextLt = -1;
   let nextDq = -1;
   let nextSq = -1;
+  this.attrAmp = -1;
   while (this.index < end && this.running) {
     let at = this.index - offset;
     let c = buffer.charCodeAt(at);
@@ -227,6 +350,12 @@ function parse(this: Internals): void {
           }
           this.index = at + offset;
           c = buffer.charCodeAt(at);
+        }
+        if (c !== GT && c !== SLASH) {
+          // Attributes in one pass; the stock states take over where it stopped.
+          const stop = scanAttributes(this, buffer, at, length);
+          this.index = stop + offset;
+          continue;
         }
         this.stateBeforeAttributeName(c);
         break;
