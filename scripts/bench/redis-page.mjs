@@ -10,11 +10,13 @@
 // packages/shardcrawl/dist, alternating runs; the ratio of medians is the A/B figure.
 // Usage: node scripts/bench/redis-page.mjs [--compare /path/to/packages/shardcrawl/dist] [--reps 5] [--pages 3000]
 import { spawnSync } from "node:child_process";
+import { createRequire } from "node:module";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT, args, benchRequire, crawlerRequire, fmt, median, procCpu, startRedisServer } from "./common.mjs";
 
+const require = createRequire(import.meta.url);
 const opts = args({ compare: { type: "string" }, reps: { type: "string", default: "5" }, pages: { type: "string", default: "3000" }, worker: { type: "string" }, dist: { type: "string" } });
 const PAGES = Number(opts.pages);
 const WARMUP = Math.round(PAGES / 5);
@@ -34,6 +36,7 @@ for (let i = 0; i < Number(opts.reps); i++) {
     if (r.status !== 0) throw new Error(`worker ${dist}: ${r.stderr.slice(-3000)}`);
     const run = JSON.parse(r.stdout.trim().split("\n").pop());
     runs[k].push(run);
+    if (run.irByStep) process.stderr.write(`${k}${i} redis-server instructions per page by step: ${Object.entries(run.irByStep).map(([st, v]) => `${st} ${fmt(v / 1000, 1)}k`).join(", ")}\n`);
     process.stderr.write(`${k}${i} (load ${loadavg()[0].toFixed(1)}): redis ${fmt(run.redisUsPerPage, 1)} us/page,${run.irPerPage ? ` ${fmt(run.irPerPage / 1000, 1)}k instructions/page,` : ""} client ${fmt(run.clientUsPerPage, 1)} us/page, ${fmt(run.commandsPerPage, 1)} cmds/page, ${fmt(run.linksToRedisPerPage, 1)} links to Redis/page (${fmt(run.addedPerPage, 1)} new)\n`);
   }
 }
@@ -103,6 +106,12 @@ async function worker(dist) {
     const cache = new SeenCache();
     let now = 1_000_000, pages = 0, offset = 0, sent = 0, added = 0;
     let cpu0, c0, stats0, base;
+    // BENCH_CALLGRIND_PHASES=1 (with BENCH_CALLGRIND): instructions by step of the page's way.
+    const phaseIr = {};
+    const phase = async (name) => {
+      if (cpu0 === undefined || !process.env.BENCH_CALLGRIND_PHASES || !server.phaseIr) return;
+      phaseIr[name] = (phaseIr[name] ?? 0) + server.phaseIr();
+    };
     const commandStats = async () => Object.fromEntries([...(await client.info("commandstats")).matchAll(/^cmdstat_([^:]+):calls=(\d+)/gm)].map((m) => [m[1], Number(m[2])]));
     while (pages < PAGES + WARMUP) {
       if (pages >= WARMUP && cpu0 === undefined) {
@@ -116,7 +125,9 @@ async function worker(dist) {
         added = 0;
       }
       now += 150;
+      await phase("other");
       const batch = await f.lease(16, now, 120_000, "f0.1");
+      await phase("lease");
       for (const l of batch.leases) {
         const bytes = 60_000 + (hash(l.url) % 50_000);
         const spool = { file: "f0.1-000001.spool", offset, bytes, crc: hash(l.url) };
@@ -125,7 +136,9 @@ async function worker(dist) {
           headers: [["content-type", "text/html"], ["content-length", String(bytes)]], requestHeaders: [["user-agent", "bench"]], timings: { start: now, headers: 5, end: 20 }, spool };
         await f.completeWithPage(l, page, now + 20, { signal: "ok", latencyMs: 5, startedAt: now });
       }
+      await phase("complete_page");
       const taken = await f.parse.take("p0", 16);
+      await phase("take_pages");
       await Promise.all(taken.map(async (t) => {
         const links = linksOf(t.page.url);
         pages++;
@@ -135,6 +148,7 @@ async function worker(dist) {
         added += r.added;
         if (r.dropped === 0) for (const u of r.sentUrls) cache.remember(u);
       }));
+      await phase("ack_page");
       if (batch.leases.length === 0 && taken.length === 0) now += 1000;
     }
     const c = process.cpuUsage(c0);
@@ -165,7 +179,8 @@ async function worker(dist) {
       }
       slow = Object.fromEntries(Object.entries(by).map(([nm, xs]) => [nm, { perPage: xs.length / n, medianUs: median(xs) }]));
     }
-    return { slow, ...(ir ? { irPerPage: ir / n } : {}), pages: n, redisUsPerPage: redisUs, clientUsPerPage: (c.user + c.system) / n, commandsPerPage: total / n, byCommand, linksToRedisPerPage: sent / n, addedPerPage: added / n };
+    const irByStep = Object.keys(phaseIr).length ? Object.fromEntries(Object.entries(phaseIr).map(([k, v]) => [k, v / n])) : undefined;
+    return { slow, irByStep, ...(ir ? { irPerPage: ir / n } : {}), pages: n, redisUsPerPage: redisUs, clientUsPerPage: (c.user + c.system) / n, commandsPerPage: total / n, byCommand, linksToRedisPerPage: sent / n, addedPerPage: added / n };
   } finally {
     client.disconnect();
     await server.stop();
@@ -205,6 +220,18 @@ async function startUnderCallgrind(work) {
       for (const f of files) { const m = /^(?:totals|summary): (\d+)/m.exec(read(join(work, f), "utf8")); if (m) ir = Math.max(ir, Number(m[1])); }
       if (process.env.BENCH_CALLGRIND_KEEP) for (const f of files) execFileSync("cp", [join(work, f), `${process.env.BENCH_CALLGRIND_KEEP}-${f}`]);
       return ir;
+    },
+    // Instructions since the last call (dump, read, zero): per step of the page's way.
+    phaseIr: () => {
+      execFileSync("callgrind_control", ["--dump", String(proc.pid)], { stdio: "ignore" });
+      const fs = require("node:fs");
+      const files = fs.readdirSync(work).filter((f) => /^callgrind\.out\.\d+$/.test(f)).sort((x, y) => Number(x.split(".").pop()) - Number(y.split(".").pop()));
+      const last = files.pop();
+      if (!last) return 0;
+      const m = /^(?:totals|summary): (\d+)/m.exec(read(join(work, last), "utf8"));
+      fs.unlinkSync(join(work, last));
+      execFileSync("callgrind_control", ["--zero", String(proc.pid)], { stdio: "ignore" });
+      return m ? Number(m[1]) : 0;
     },
     stop: async () => { proc.kill("SIGTERM"); await new Promise((r) => proc.once("exit", r)); },
   };
