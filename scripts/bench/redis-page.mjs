@@ -59,7 +59,7 @@ if (opts.compare) {
 async function worker(dist) {
   const { Frontier } = await import(join(dist, "frontier/frontier.js"));
   const { SeenCache } = await import(join(dist, "frontier/seen-cache.js"));
-  const { normalizeUrl, hostOf } = await import(join(dist, "url/normalize.js"));
+  const { normalizeUrl } = await import(join(dist, "url/normalize.js"));
   const { Redis } = crawlerRequire("ioredis");
   const htmlparser2 = crawlerRequire("htmlparser2");
   // The corpus' links per page (normalized against a made-up base, de-duplicated).
