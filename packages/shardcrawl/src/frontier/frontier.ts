@@ -531,10 +531,11 @@ export class Frontier {
   }
 
   /**
-   * Host affinity's start-up handshake: marks `owner`'s slot as asking (as a lease call does) and
-   * returns how many fetcher slots have asked within the grace, this one included. A starting
-   * node's fetchers wait for each other with it before their first lease, so that no host is
-   * leased by a fetcher that is not its owner only because the owner was not up yet.
+   * Host affinity: marks `owner`'s slot as asking (as a lease call does) and returns how many
+   * fetcher slots have asked within the grace, this one included. A starting node's fetchers wait
+   * for each other with it before their first lease, so that no host is leased by a fetcher that is
+   * not its owner only because the owner was not up yet; a running fetcher with a free request slot
+   * calls it as a heartbeat.
    */
   async joinAffinity(owner: string, now: number = Date.now()): Promise<number> {
     const slot = affinitySlot(checkOwner(owner));

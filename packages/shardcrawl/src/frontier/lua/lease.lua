@@ -72,9 +72,9 @@ wake_held(32)
 -- not matter: a backlog (seeds at start, a resumed crawl, a loaded machine) stays with its owners
 -- as long as they keep asking. The cost is bounded: at most want x live slots (capped) due
 -- entries are read, each owner cached per key and slot-list version.
---   P aff      hash    slot -> last lease call of that fetcher (epoch ms; also its start-up
---                      join, Frontier.joinAffinity); slots silent for AFF_STALE_MS are dropped,
---                      so a dead fetcher's keys move to the others
+--   P aff      hash    slot -> last time that fetcher asked (epoch ms): a lease call, its start-up
+--                      join, or its heartbeat while it has a free request slot (Frontier.joinAffinity);
+--                      slots silent for AFF_STALE_MS are dropped, so a dead fetcher's keys move to the others
 --   P affv     string  version of the live slot list; P h:<host> / P d:<domain> cache their
 --                      owner under ao and the version it was computed for under av
 --   P flowcfg affgrace  grace in ms (Frontier.open: a quarter of the delay, 1-15 s; 0 = no affinity)
