@@ -141,23 +141,29 @@ function analyseRequests(entries, dnsEntries) {
     if (e.scheme !== "https" || e.conn === undefined) continue;
     let h = hosts.get(e.host);
     if (!h) hosts.set(e.host, (h = new Map()));
-    if (!h.has(e.conn)) h.set(e.conn, { first: e.ts, resumed: e.tlsResumed === true, requests: 0 });
+    if (!h.has(e.conn)) h.set(e.conn, { first: e.ts, resumed: e.tlsResumed === true, requests: 0, answered: false });
     const c = h.get(e.conn);
     c.first = Math.min(c.first, e.ts);
     c.requests++;
+    c.answered ||= e.status !== 0;
   }
   let connections = 0, requests = 0, full = 0, later = 0, laterResumed = 0, hostsOverOne = 0, maxFull = 0, overFetchers = 0, fetcherPairs = 0;
+  // A host that resets every connection at its first request (robots.txt "unreachable") never lets
+  // a session ticket out: the server drops the ticket it has not flushed yet. Listed, not judged.
+  let neverAnswered = 0;
   const fullPerHost = {};
   for (const [host, conns] of hosts) {
     const list = [...conns.values()].sort((x, y) => x.first - y.first);
     const f = list.filter((c) => !c.resumed).length;
     full += f;
-    maxFull = Math.max(maxFull, f);
     fullPerHost[f] = (fullPerHost[f] ?? 0) + 1;
-    if (f > 1) hostsOverOne++;
+    const judged = list.some((c) => c.answered);
+    if (judged) maxFull = Math.max(maxFull, f);
+    if (!judged) neverAnswered++;
+    if (f > 1 && judged) hostsOverOne++;
     const fetchers = fetchersOf.get(host) ?? 0;
     fetcherPairs += fetchers;
-    if (f > fetchers) overFetchers++;
+    if (f > fetchers && judged) overFetchers++;
     connections += list.length;
     for (const c of list) requests += c.requests;
     later += list.length - 1;
@@ -167,7 +173,7 @@ function analyseRequests(entries, dnsEntries) {
     hosts: hosts.size, requests, connections, requestsPerConnection: requests / Math.max(1, connections),
     fullHandshakes: full, fullHandshakesPerHost: fullPerHost, maxFullHandshakesPerHost: maxFull, hostsWithMoreThanOneFull: hostsOverOne,
     // (host, fetcher) pairs, and hosts with more full handshakes than fetchers that served them.
-    hostFetcherPairs: fetcherPairs, hostsWithMoreFullThanFetchers: overFetchers,
+    hostFetcherPairs: fetcherPairs, hostsWithMoreFullThanFetchers: overFetchers, hostsNeverAnswered: neverAnswered,
     laterConnections: later, laterResumed, laterResumedShare: laterResumed / Math.max(1, later),
   };
 }
@@ -200,7 +206,7 @@ for (let rep = 0; rep < Number(a.reps); rep++) {
     const s = r.simweb;
     process.stderr.write(
       `  ${r.fetched} pages in ${fmt(r.wallSeconds)} s; ${s.connections} connections for ${s.requests} requests (${fmt(s.requestsPerConnection, 2)} per connection); ` +
-      `full handshakes ${s.fullHandshakes} over ${s.hosts} hosts, ${s.hostFetcherPairs} (host, fetcher) pairs (max ${s.maxFullHandshakesPerHost} per host, ${s.hostsWithMoreFullThanFetchers} hosts above one per fetcher); later connections resumed ${fmt(100 * s.laterResumedShare)}%; ` +
+      `full handshakes ${s.fullHandshakes} over ${s.hosts} hosts, ${s.hostFetcherPairs} (host, fetcher) pairs (max ${s.maxFullHandshakesPerHost} per host, ${s.hostsWithMoreFullThanFetchers} hosts above one per fetcher, ${s.hostsNeverAnswered} hosts never answered left out); later connections resumed ${fmt(100 * s.laterResumedShare)}%; ` +
       `node: tls handshakes ${r.counters.shardcrawl_tls_handshakes_total}, resumed ${r.counters.shardcrawl_tls_session_reuses_total}; ` +
       `dns hits ${fmt(100 * r.counters.dnsHitShare)}% (${fmt(100 * r.counters.dnsHitShareAfterFirst)}% after each host's first lookup; ${r.counters.shardcrawl_dns_lookups_total} lookups, simweb saw ${r.dnsLog.questions} A questions); ` +
       `CPU ms/page fetcher ${fmt(r.cpuMsPerPage.fetcher, 2)} node ${fmt(r.nodeCpuMsPerPage, 2)}; steady fetcher ${fmt(r.steadyCpuMsPerPage?.fetcher, 2)} node ${fmt(r.steadyCpuMsPerPage?.node, 2)}; load ${r.load[0]}\n`,

@@ -225,6 +225,11 @@ function feedbackArgs(fb: HostFeedback | undefined): ScriptArg[] {
   return [fb.signal, ms(fb.latencyMs), ms(fb.startedAt), ms(fb.notBefore)];
 }
 
+/** The affinity slot of a lease owner, as lease.lua reads it: the index of "f<index>.<pid>", else the whole id. */
+function affinitySlot(owner: string): string {
+  return /^f(\d+)\./.exec(owner)?.[1] ?? owner;
+}
+
 /** A lease owner names a process; '@' separates it from the sequence number in lease ids. */
 function checkOwner(owner: string): string {
   if (!/^[A-Za-z0-9_.:-]{1,64}$/.test(owner)) throw new RangeError(`frontier: invalid lease owner ${JSON.stringify(owner)} (expected 1-64 of [A-Za-z0-9_.:-])`);
@@ -509,6 +514,21 @@ export class Frontier {
     return toInt(await this.scripts.run("release_owner", [...this.common(now), checkOwner(owner)]));
   }
 
+  /**
+   * Host affinity: marks `owner`'s slot as asking (as a lease call does) and returns how many
+   * fetcher slots have asked within the grace, this one included. A starting node's fetchers wait
+   * for each other with it before their first lease, so that no host is leased by a fetcher that is
+   * not its owner only because the owner was not up yet; a running fetcher with a free request slot
+   * calls it as a heartbeat.
+   */
+  async joinAffinity(owner: string, now: number = Date.now()): Promise<number> {
+    const slot = affinitySlot(checkOwner(owner));
+    const r = await this.redis.multi().hset(this.keys.affinity, slot, epochMs(now)).hget(this.keys.flowCfg, "affgrace").hvals(this.keys.affinity).exec();
+    const grace = Number(r?.[1]?.[1] ?? 0) || affinityGraceMs(this.delayMs);
+    const last = (r?.[2]?.[1] as string[] | undefined) ?? [];
+    return last.filter((t) => Number(t) >= now - grace).length;
+  }
+
   /** Lease ids `owner` holds now (status pages and tests). */
   async leasesOf(owner: string): Promise<string[]> {
     return this.redis.smembers(this.keys.leaseOwner(checkOwner(owner)));
@@ -777,9 +797,9 @@ export class Frontier {
 export { MAX_LINKS_PER_CALL };
 
 /**
- * How long a due host waits for the fetcher that owns it (host affinity, lease.lua) before any
- * fetcher may take it: a quarter of the per-host delay, between 1 s and 15 s. A loaded owner can
- * miss a fixed 1 s turn, and the host then pays a fresh DNS lookup and a full TLS handshake on
+ * How long a fetcher may go without a lease call before any fetcher takes the hosts it owns (host
+ * affinity, lease.lua): a quarter of the per-host delay, between 1 s and 15 s. A loaded owner can
+ * miss a fixed 1 s turn, and its hosts then pay a fresh DNS lookup and a full TLS handshake on
  * another fetcher; waiting longer only delays a visit that politeness already spaced by the delay.
  */
 export function affinityGraceMs(delayMs: number): number {

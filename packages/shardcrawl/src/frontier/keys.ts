@@ -26,7 +26,7 @@
 //                              "<seq>@<owner>" when a named owner (a fetcher process) took it
 //   P lo:<owner>        set    lease ids an owner holds (returned at once when it dies: release_owner.lua)
 //   P leaseseq          string lease id counter
-//   P aff               hash   host affinity (lease.lua): fetcher slot -> its last lease call (epoch ms); slots
+//   P aff               hash   host affinity (lease.lua): fetcher slot -> the last time it asked (lease call, start-up join, heartbeat; epoch ms); slots
 //                              silent for 60 s drop out of the live list
 //   P affv              string version of the live slot list; P h:<host> / P d:<domain> cache their
 //                              rendezvous owner in fields ao (slot) and av (the version it was computed at)
@@ -148,6 +148,8 @@ export class FrontierKeys {
   get leases(): string { return `${this.prefix}leases`; }
   get leaseData(): string { return `${this.prefix}lease`; }
   leaseOwner(owner: string): string { return `${this.prefix}lo:${owner}`; }
+  /** Host affinity's live fetcher slots (lease.lua). */
+  get affinity(): string { return `${this.prefix}aff`; }
   get bloomParams(): string { return `${this.prefix}bf:params`; }
   bloomSegment(i: number): string { return `${this.prefix}bf:${i}`; }
   get bloomPlan(): string { return `${this.prefix}bf:plan`; }

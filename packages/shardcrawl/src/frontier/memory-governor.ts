@@ -15,8 +15,16 @@ export interface MemoryBudget {
   low: number;
 }
 
-/** The governor never caps the frontier below this many URLs (memory that is not queue memory cannot be won back by starving the crawl). */
+/** Below the budget's last stretch the governor caps the frontier no lower than this many URLs (memory that is not queue memory cannot be won back by starving the crawl). */
 export const MIN_TOTAL_CAP = 1000;
+/**
+ * Past this share of the budget the floor drops to LAST_RESORT_CAP and the cap halves each tick:
+ * with a tight budget 1,000 queued URLs may not fit (trap URLs with their host and shedding state
+ * cost ~400 B each), and the budget must hold even then. The 5% left is the room for what arrives
+ * between two ticks.
+ */
+export const LAST_STRETCH = 0.95;
+export const LAST_RESORT_CAP = 100;
 
 export interface GovernorReading {
   usedBytes: number;
@@ -43,7 +51,8 @@ export class MemoryGovernor {
     const queued = (await this.frontier.stats()).queued;
     if (used > budgetBytes * this.b.high) {
       // Below what is queued now, so the queues shrink as work is leased.
-      const cap = Math.max(MIN_TOTAL_CAP, Math.floor(Math.min(queued, flow.totalCap ?? queued) * 0.9));
+      const last = used >= budgetBytes * LAST_STRETCH;
+      const cap = Math.max(last ? LAST_RESORT_CAP : MIN_TOTAL_CAP, Math.floor(Math.min(queued, flow.totalCap ?? queued) * (last ? 0.5 : 0.9)));
       if (flow.totalCap === undefined || cap < flow.totalCap) {
         await this.frontier.setFlow({ totalCap: cap });
         await this.frontier.redis.hincrby(this.frontier.keys.stats, "memory:capLowered", 1);

@@ -14,6 +14,8 @@ export interface ChildContext {
   redis: Redis;
   role: string;
   index: number;
+  /** Started again by the supervisor after an exit, not with the node. */
+  restarted: boolean;
   /** Resolves when the supervisor asks this process to stop. */
   stopRequested: Promise<void>;
   isStopping(): boolean;
@@ -88,6 +90,7 @@ export function childContext(): ChildContext {
     redis,
     role,
     index,
+    restarted: process.env.SHARDCRAWL_RESTARTED === "1",
     stopRequested,
     isStopping: () => stopping,
     send(msg) {

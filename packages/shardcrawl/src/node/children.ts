@@ -50,6 +50,7 @@ export class ChildGroup {
   }
 
   private spawn(slot: Slot): void {
+    const restarted = slot.lastStart !== 0;
     slot.lastStart = Date.now();
     const env = {
       ...process.env,
@@ -58,6 +59,7 @@ export class ChildGroup {
       SHARDCRAWL_ROLE: slot.spec.role,
       SHARDCRAWL_INDEX: String(slot.spec.index),
       SHARDCRAWL_SUPERVISOR_PID: String(process.pid),
+      ...(restarted ? { SHARDCRAWL_RESTARTED: "1" } : {}),
     };
     const proc = fork(slot.spec.script, [], { env, stdio: ["ignore", "inherit", "inherit", "ipc"] });
     slot.proc = proc;

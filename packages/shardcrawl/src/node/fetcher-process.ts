@@ -25,11 +25,17 @@ import { isDiskFull, LeaseTimeDiskCheck, minFreeOf, pauseForDiskFull } from "./d
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { FetcherCounters } from "../fetch/fetcher-counters.js";
 import { PullLoop } from "../fetch/pull-loop.js";
+import { awaitFetchers } from "./await-fetchers.js";
 import { startFlowKeeper, type FlowKeeper } from "./flow-keeper.js";
 import { PageSpool } from "./page-spool.js";
 import { reportEventLoop } from "./child-telemetry.js";
 import type { RecrawlVisits } from "../schedule/recrawl/continuous-visits.js";
 import type { NodeConfig } from "./config.js";
+
+/** How long a starting fetcher waits for the node's other fetchers before its first lease (await-fetchers.ts). */
+const FETCHERS_START_WAIT_MS = 30_000;
+/** How often a fetcher with a free request slot marks itself as asking (below the 1 s least affinity grace). */
+const AFFINITY_HEARTBEAT_MS = 400;
 
 async function main(): Promise<void> {
   const ctx = childContext();
@@ -62,7 +68,22 @@ async function main(): Promise<void> {
   const sweeper = ctx.index === 0 ? spool.startSweeper(frontier, (m) => ctx.log(m)) : undefined;
   const loop = pullLoopFor(ctx, frontier, pipeline, counters, leaseTtl);
 
+  const owner = fetcherLeaseOwner(ctx.index, process.pid);
+  if (!ctx.restarted && config.fetchers > 1) {
+    const asking = await awaitFetchers({
+      join: () => frontier.joinAffinity(owner), fetchers: config.fetchers,
+      maxWaitMs: FETCHERS_START_WAIT_MS, pollMs: 100, isStopping: () => ctx.isStopping(), sleep,
+    });
+    if (asking < config.fetchers) ctx.log(`leasing with ${asking} of ${config.fetchers} fetchers up after ${FETCHERS_START_WAIT_MS / 1000} s; the others' hosts move to them when they ask`);
+  }
+  // Host affinity: while this fetcher has a free request slot it keeps saying so (a timer, not the
+  // lease loop: a fetcher busy with a burst of handshakes can take seconds between lease calls, and
+  // its hosts must not move for that); a full one goes quiet and its due hosts go to the others.
+  const heartbeat = setInterval(() => {
+    if (loop.running < config.fetcherConcurrency) void frontier.joinAffinity(owner).catch(() => undefined);
+  }, AFFINITY_HEARTBEAT_MS);
   await loop.run();
+  clearInterval(heartbeat);
   clearInterval(ttlSync);
   await leaseTtl.sync().catch(() => undefined);
   await keeper?.stop();

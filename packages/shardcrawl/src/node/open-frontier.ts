@@ -125,6 +125,11 @@ export class NodeFrontier {
     return this.frontier.lease(max, now, ttlMs, owner);
   }
 
+  /** Host affinity's start-up handshake (Frontier.joinAffinity): fetcher slots asking now. */
+  joinAffinity(owner: string, now: number = Date.now()): Promise<number> {
+    return this.frontier.joinAffinity(owner, now);
+  }
+
   /** Adds to a stats counter (blocked time, upstream events). */
   async count(field: string, by: number): Promise<void> {
     await this.frontier.addCounters([[field, by]]);

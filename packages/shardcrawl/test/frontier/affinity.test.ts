@@ -1,7 +1,9 @@
 // Host affinity in lease.lua against a real redis-server: with several fetchers leasing (owners
 // "f<index>.<pid>"), each host's leases go to one fetcher; a fetcher that goes silent has its hosts
 // moved to the others and only those; a fetcher that joins takes hosts only from the others into
-// itself; and a due host whose owner does not lease it is taken by another fetcher after the grace.
+// itself; a backlog waits for its owners while they ask (also through blocked calls); the hosts of a
+// fetcher that stops asking are taken by another after the grace; and the start-up handshake counts
+// the fetchers asking.
 import type { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { startRedis, type TestRedis } from "../../../../test/harness/redis.js";
@@ -83,10 +85,9 @@ describe.each(["host", "domain"] as const)("host affinity (politeness key %s)", 
     // slot it hashes to; hosts of f0 that did not move stay with f0.
     const after = new Map<string, Set<string>>();
     await register(f, ["1", "2"], 80_000);
-    // The first round after the gap finds every host overdue by more than the grace (nobody leased
-    // for 10 s): whoever asks first may take it (work-conserving). Ownership is checked after it.
-    await round(f, ["f0.100", "f1.200", "f2.201"], 80_050, new Map());
-    for (let t = 80_100; t < 81_100; t += 100) await round(f, ["f0.100", "f1.200", "f2.201"], t, after);
+    // Every host is overdue by far more than the grace (nobody leased for 10 s), yet each waits
+    // for its owner: all three slots are asking, so the first to ask takes only its own.
+    for (let t = 80_050; t < 81_100; t += 100) await round(f, ["f0.100", "f1.200", "f2.201"], t, after);
     const third = ownerOf(after);
     expect(third.size).toBeGreaterThanOrEqual(HOSTS - 2);
     for (const [h, o] of third) {
@@ -99,13 +100,34 @@ describe.each(["host", "domain"] as const)("host affinity (politeness key %s)", 
     await checkInvariants(redis, f);
   }, 300_000);
 
-  it("is work-conserving: a due host its owner does not lease goes to another fetcher after the grace", async () => {
+  it("keeps a slot whose lease calls are blocked (disk full) asking, and its hosts for it", async () => {
+    const f = await open({ politenessKey });
+    await queueHosts(f, 2);
+    await register(f, ["0", "1"], 1);
+    await redis.hset(`${f.keys.prefix}flow`, "disk", "disk full");
+    // Both fetchers keep asking through a block far longer than the grace.
+    for (let t = 100; t < 5000; t += 100) {
+      expect((await f.lease(500, t, 60_000, "f0.400")).blocked).toBe("disk-full");
+      expect((await f.lease(500, t, 60_000, "f1.401")).blocked).toBe("disk-full");
+    }
+    await redis.hdel(`${f.keys.prefix}flow`, "disk");
+    // When it clears, f0 asks first and finds only its own hosts; f1 then gets the rest.
+    const seen = new Map<string, Set<string>>();
+    await round(f, ["f0.400", "f1.401"], 5000, seen);
+    expect(seen.size).toBe(HOSTS);
+    const f0 = [...ownerOf(seen).values()].filter((o) => o === "f0").length;
+    expect(f0).toBeGreaterThan(HOSTS / 5);
+    expect(f0).toBeLessThan((HOSTS * 4) / 5);
+    await checkInvariants(redis, f);
+  });
+
+  it("is work-conserving: the hosts of a slot that stops asking go to another fetcher after the grace", async () => {
     const f = await open({ politenessKey });
     await queueHosts(f, 3);
     await register(f, ["0", "1"], 1);
     const seen = new Map<string, Set<string>>();
-    // Only f0 leases (f1 is alive but saturated: it registered but leases nothing). Within the
-    // grace f0 gets its own hosts only; once the others are overdue by the grace, f0 takes them.
+    // Only f0 leases (f1 is alive but saturated: it registered but asks for nothing). Within the
+    // grace f0 gets its own hosts only; once f1 has not asked for the grace, f0 takes its hosts.
     for (let t = 2; t < 2 + GRACE - 100; t += 100) await round(f, ["f0.300"], t, seen);
     expect(seen.size).toBeGreaterThan(HOSTS / 5);
     expect(seen.size).toBeLessThan((HOSTS * 4) / 5);
@@ -114,6 +136,21 @@ describe.each(["host", "domain"] as const)("host affinity (politeness key %s)", 
     expect((await f.stats(10_000)).queued).toBe(0);
     await checkInvariants(redis, f);
   }, 300_000);
+});
+
+describe("the start-up handshake", () => {
+  it("counts the slots that asked within the grace, by slot (index), whatever the pid", async () => {
+    const f = await open();
+    expect(await f.joinAffinity("f0.10", 5000)).toBe(1);
+    expect(await f.joinAffinity("f1.11", 5100)).toBe(2);
+    // A slot from a run long gone does not count; the same slot under a new pid is one slot.
+    await register(f, ["7"], 100);
+    expect(await f.joinAffinity("f1.12", 5200)).toBe(2);
+    expect(await f.joinAffinity("f2.13", 5300)).toBe(3);
+    // f0 last asked 1,000 ms (the grace) before: still counted; 1 ms later it is not.
+    expect(await f.joinAffinity("f2.13", 6000)).toBe(3);
+    expect(await f.joinAffinity("f2.13", 6001)).toBe(2);
+  });
 });
 
 describe("without an owner (a single leasing process), or with affinity turned off", () => {

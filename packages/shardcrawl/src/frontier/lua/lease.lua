@@ -30,6 +30,12 @@ local owner = ARGV[10] or ''
 local ttl = tonumber(ARGV[6])
 local max_pages = tonumber(ARGV[7])
 local parse_max = tonumber(ARGV[8])
+-- Host affinity (below): a call that is then blocked still says its fetcher is alive and asking,
+-- so that its hosts wait for it once the block clears rather than go to whoever asks first.
+local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
+local my_slot = nil
+if owner ~= '' and aff_grace > 0 then my_slot = string.match(owner, '^f(%d+)%.') or owner end
+local slot_added = my_slot ~= nil and redis.call('HSET', P .. 'aff', my_slot, int(NOW)) == 1
 local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage')
 if flow[1] then return {'quota', flow[1]} end
 if flow[3] then return {'disk-full', flow[3]} end
@@ -60,28 +66,33 @@ wake_held(32)
 -- by one fetcher, chosen by rendezvous hashing of the key over the live fetcher slots, so that
 -- fetcher's DNS cache, TLS sessions and compiled robots.txt serve every visit to it whatever the
 -- delay. Slots are the fetcher indices (owner "f<index>.<pid>"): a restarted fetcher keeps its
--- keys, and a slot that dies or is added moves only its own keys. Work-conserving: a due key
--- that its owner has not leased within the grace (owner dead, stopped or saturated) is taken by
--- any fetcher. The cost is bounded: at most want x live slots (capped) due entries are read.
---   P aff      hash    slot -> last lease call of that fetcher (epoch ms); slots silent for
---                      AFF_STALE_MS are dropped, so a dead fetcher's keys move to the others
+-- keys, and a slot that dies or is added moves only its own keys. Work-conserving: the keys of a
+-- slot that has made no lease call within the grace (dead, stopped, or saturated: a fetcher with
+-- no free request slot does not ask) are taken by any fetcher. How long a key has been due does
+-- not matter: a backlog (seeds at start, a resumed crawl, a loaded machine) stays with its owners
+-- as long as they keep asking. The cost is bounded: at most want x live slots (capped) due
+-- entries are read, each owner cached per key and slot-list version.
+--   P aff      hash    slot -> last time that fetcher asked (epoch ms): a lease call, its start-up
+--                      join, or its heartbeat while it has a free request slot (Frontier.joinAffinity);
+--                      slots silent for AFF_STALE_MS are dropped, so a dead fetcher's keys move to the others
 --   P affv     string  version of the live slot list; P h:<host> / P d:<domain> cache their
 --                      owner under ao and the version it was computed for under av
 --   P flowcfg affgrace  grace in ms (Frontier.open: a quarter of the delay, 1-15 s; 0 = no affinity)
 local AFF_STALE_MS = 60000
-local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
-local my_slot = nil
 local live, live_v = {}, '0'
-if owner ~= '' and aff_grace > 0 then
-  my_slot = string.match(owner, '^f(%d+)%.') or owner
-  local changed = redis.call('HSET', P .. 'aff', my_slot, int(NOW)) == 1
+-- Slots that made a lease call within the grace: their keys wait for them.
+local asking = {}
+if my_slot then
+  local changed = slot_added
   local all = redis.call('HGETALL', P .. 'aff')
   for i = 1, #all, 2 do
-    if all[i] ~= my_slot and (tonumber(all[i + 1]) or 0) < NOW - AFF_STALE_MS then
+    local last = tonumber(all[i + 1]) or 0
+    if all[i] ~= my_slot and last < NOW - AFF_STALE_MS then
       redis.call('HDEL', P .. 'aff', all[i])
       changed = true
     else
       live[#live + 1] = all[i]
+      if last >= NOW - aff_grace then asking[all[i]] = true end
     end
   end
   if changed then live_v = tostring(redis.call('INCR', P .. 'affv'))
@@ -107,11 +118,11 @@ end
 local hosts
 if my_slot then
   hosts = {}
-  local cand = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'WITHSCORES', 'LIMIT', 0, math.min(want * #live, want + 1024))
-  local overdue = NOW - aff_grace
-  for i = 1, #cand, 2 do
+  local cand = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, math.min(want * #live, want + 1024))
+  for i = 1, #cand do
     if #hosts >= want then break end
-    if tonumber(cand[i + 1]) <= overdue or aff_owner(cand[i]) == my_slot then hosts[#hosts + 1] = cand[i] end
+    local o = aff_owner(cand[i])
+    if o == my_slot or not asking[o] then hosts[#hosts + 1] = cand[i] end
   end
 else
   hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
