@@ -124,6 +124,31 @@ let t = performance.now();
 // pages fill in minutes on a busy machine.
 const CHUNK = 200_000;
 const SLOT = 60_000;
+// Every host has the same PER_HOST paths: each path's key and record are encoded once
+// (encodeRecord), and each page's record is that one with its own due time, last visit, digest and
+// ETag written in place (fixed-size fields; checked against encodeRecord on a sample below), so the
+// fill is not bound by the encoder on a busy machine.
+const etagOf = (i) => `"${(i * 7919).toString(36).padStart(10, "0").slice(-10)}"`;
+const recordOf = (i, field) => R.encodeRecord({ lastVisitMs: T0 - ((i * 7919) % SPREAD_MS), etag: etagOf(i), etagChurns: false, digest: hex(i + 1), tier: 1, cost: 1, history, dueSec: Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000) }, field);
+const templates = Array.from({ length: Math.min(PER_HOST, N) }, (_, j) => {
+  const field = `/products/item-${j}-blue-cotton.html`;
+  const record = recordOf(j, field);
+  return { field, key: R.pathKey(field), record, etagAt: record.length - R.encodePath(field).length - 12 };
+});
+function pageRecord(i) {
+  const tp = templates[i % PER_HOST];
+  const rec = Buffer.from(tp.record);
+  rec.writeUInt32BE(Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000), 2);
+  const visit = R.lastVisitStamp(T0 - ((i * 7919) % SPREAD_MS));
+  rec[6] = visit.fraction;
+  rec.writeUInt32BE(visit.seconds, 7);
+  rec.write(hex(i + 1), 11, "hex");
+  rec.write(etagOf(i), tp.etagAt, "latin1");
+  return rec;
+}
+for (let i = 0; i < N; i += Math.max(1, Math.floor(N / 50))) {
+  if (!pageRecord(i).equals(recordOf(i, templates[i % PER_HOST].field))) throw new Error(`recrawl-scale: page ${i}'s record differs from encodeRecord's`);
+}
 for (let start = 0; start < N; start += CHUNK) {
   const p = redis.pipeline();
   const bySlot = new Map();
@@ -141,17 +166,15 @@ for (let start = 0; start < N; start += CHUNK) {
         p.hset(`${PREFIX}rhost`, hostId, `${host}\thttps://${host}`);
       }
     }
-    const field = `/products/item-${i % PER_HOST}-blue-cotton.html`;
-    const lastVisitMs = T0 - ((i * 7919) % SPREAD_MS);
-    const dueSec = Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000);
-    const key = R.pathKey(field);
-    fields.push(key, R.encodeRecord({ lastVisitMs, etag: `"${(i * 7919).toString(36)}-${i.toString(36)}"`, etagChurns: false, digest: hex(i + 1), tier: 1, cost: 1, history, dueSec }, field));
-    const slot = Math.floor((dueSec * 1000) / SLOT);
-    const id = Buffer.alloc(4);
-    id.writeUInt32BE(hostId);
+    const key = templates[i % PER_HOST].key;
+    fields.push(key, pageRecord(i));
+    const slot = Math.floor(((T0 + ((i * 104729) % SPREAD_MS)) / 1000) * 1000 / SLOT);
+    const entry = Buffer.allocUnsafe(4 + key.length);
+    entry.writeUInt32BE(hostId, 0);
+    key.copy(entry, 4);
     let list = bySlot.get(slot);
     if (!list) bySlot.set(slot, (list = []));
-    list.push(Buffer.concat([id, key]));
+    list.push(entry);
   }
   if (fields.length > 0) p.hset(hostKey, ...fields);
   for (const [slot, entries] of bySlot) p.rpush(`${PREFIX}rq:${slot}`, ...entries).zadd(`${PREFIX}rqs`, slot, slot);
@@ -162,7 +185,7 @@ await redis.set(`${PREFIX}rhostn`, Math.ceil(N / PER_HOST));
 await redis.hset(`${PREFIX}rsched`, "slot", SLOT, "pages", N, "layout", "3");
 const fillS = (performance.now() - t) / 1000;
 const total = (await used()) - base;
-// Split: the records (P rh:<host>) from a sample of hosts, the rest is the due index and host tables.
+// Split: the records (P rp:<host>) from a sample of hosts, the rest is the due index and host tables.
 let recBytes = 0;
 const sampleHosts = Math.min(50, Math.ceil(N / PER_HOST));
 for (let h = 0; h < sampleHosts; h++) recBytes += Number(await redis.memory("USAGE", `${PREFIX}rp:shop${h}.example.test`, "SAMPLES", 0));
@@ -171,7 +194,7 @@ const result = {
   pages: N, perHost: PER_HOST, spreadDays: SPREAD_MS / R.DAY_MS, cycleMs: CYCLE, budgetPerDay: BUDGET_PER_DAY,
   fillSeconds: fillS, redisBytesPerPage: total / N, recordBytesPerPage: recordsPerPage, indexBytesPerPage: total / N - recordsPerPage,
   pathBytes: "/products/item-500-blue-cotton.html".length,
-  recordValueBytes: R.encodeRecord({ lastVisitMs: T0, etag: '"abcde-fghijk"', etagChurns: false, digest: hex(1), tier: 1, cost: 1, history, dueSec: T0 / 1000 }, "/products/item-500-blue-cotton.html").length,
+  recordValueBytes: recordOf(500, "/products/item-500-blue-cotton.html").length,
   recordKeyBytes: R.PATH_KEY_BYTES, dueEntryBytes: 4 + R.PATH_KEY_BYTES, etagBytes: 12, layout: 3,
   slots: await redis.zcard(`${PREFIX}rqs`), loadavgStart: loadavg(), redisVersion: /redis_version:(\S+)/.exec(await redis.info("server"))[1],
 };

@@ -128,6 +128,8 @@
 //   P rlists            zset   listing URL -> when it is next read (epoch ms)
 //   P rfeeds            hash   host -> JSON list of its feed URLs
 //   P rcharge           hash   robots -> robots.txt requests not yet charged to the re-crawl budget
+//   P rfq               hash   URL queued at once from a feed or sitemap -> first-attempt leases of it so far
+//                              (the second is the other queued copy: dropped unfetched); cleared when full
 //   Rehoming (queue-handover.ts, lua/rehome_trim.lua) walks P h:<host> and trims P q<tier>:<host>.
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
@@ -206,6 +208,7 @@ export class FrontierKeys {
   get recrawlListings(): string { return `${this.prefix}rlists`; }
   get recrawlFeeds(): string { return `${this.prefix}rfeeds`; }
   get recrawlCharges(): string { return `${this.prefix}rcharge`; }
+  get recrawlFeedQueued(): string { return `${this.prefix}rfq`; }
   /** The host-history prefix the re-crawl loop scans (SCAN MATCH <this>*). */
   get recrawlHistoryPrefix(): string { return `${this.prefix}rp:`; }
   get scopeMode(): string { return `${this.prefix}scope:mode`; }

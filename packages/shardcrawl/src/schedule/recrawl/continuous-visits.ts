@@ -35,6 +35,8 @@ export const listingItemsKey = (prefix: string, host: string) => new FrontierKey
 export const feedsKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeeds;
 /** Hash of fetches made outside the schedule, to be charged to the budget (field robots). */
 export const chargesKey = (prefix: string) => new FrontierKeys(prefix).recrawlCharges;
+/** Hash: URL queued at once from a feed or sitemap -> first-attempt leases of it (see RecrawlVisits.duplicate). */
+export const feedQueuedKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeedQueued;
 /** Listing reads kept in their stream until the loop reads them. */
 const LISTING_STREAM_CAP = 10_000;
 /** Pages per host (per process) searched for feed links; a site announces its feeds everywhere or nowhere. */
@@ -104,6 +106,20 @@ export class RecrawlVisits {
       headers: page.headers, digest: contentDigest, tier: this.tiers.tierOf(page.url), unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType,
     });
     return r?.changed ?? null;
+  }
+
+  /**
+   * Whether this first-attempt lease is the second copy of a URL the loop queued from a feed or
+   * sitemap (P rfq): the entry's own copy and its discovery copy may both be queued, and the one
+   * leased second is not fetched. HINCRBY counts the leases atomically, so two fetchers cannot
+   * both take the first turn.
+   */
+  async duplicate(url: string): Promise<boolean> {
+    const key = feedQueuedKey(this.prefix);
+    if ((await this.redis.hexists(key, url)) === 0) return false;
+    if ((await this.redis.hincrby(key, url, 1)) < 2) return false;
+    await this.redis.hdel(key, url);
+    return true;
   }
 
   /** A robots.txt fetch (the fetcher's): counted, and charged to the budget by the loop. */

@@ -81,6 +81,7 @@ function dequantise(k: number, q: number): number {
 
 /** Halves the history while any bucket count exceeds 255 (u8). */
 function fit(h: ChangeHistory): ChangeHistory {
+  if (h.observations <= 65_535 && h.changedCount.every((n) => n <= 255)) return h;
   const out: ChangeHistory = { ...h, changedCount: [...h.changedCount], changedDays: [...h.changedDays] };
   while (Math.max(...out.changedCount) > 255 || out.observations > 65_535) {
     for (let k = 0; k < BUCKETS; k++) {
@@ -138,51 +139,53 @@ export function encodeRecord(u: UrlHistory, path: string): Buffer {
   const coded = encodePath(path);
   const raw = Buffer.from(path, "utf8");
   const rawPath = coded.length >= raw.length;
+  const pathBytes = rawPath ? raw : coded;
   const tier = Math.max(0, Math.min(255, Math.round(u.tier)));
   const cost = Math.fround(u.cost);
   const ext = (cost !== 1 ? 1 : 0) | (rawPath ? 2 : 0) | (tier >= 3 ? 4 : 0);
-  const out: number[] = [];
-  const u32 = (x: number) => out.push((x >>> 24) & 255, (x >>> 16) & 255, (x >>> 8) & 255, x & 255);
-  const f32 = (x: number) => {
-    const b = Buffer.alloc(4);
-    b.writeFloatBE(x);
-    out.push(...b);
-  };
+  const hasLm = u.lastModifiedMs !== undefined && u.lastModifiedMs >= 1000;
+  // Fixed part, 2 varints (<= 3 bytes each), unchanged days, mask, buckets, LM, extension, ETag length.
+  const b = Buffer.allocUnsafe(FIXED_BYTES + 6 + 4 + 2 * BUCKETS + 4 + 6 + 1 + etag.length + pathBytes.length);
+  let o = 0;
   const varint = (x: number) => {
     let v = Math.max(0, Math.floor(x));
     while (v >= 128) {
-      out.push((v & 127) | 128);
+      b[o++] = (v & 127) | 128;
       v = Math.floor(v / 128);
     }
-    out.push(v);
+    b[o++] = v;
   };
-  const hasLm = u.lastModifiedMs !== undefined && u.lastModifiedMs >= 1000;
-  out.push(VERSION);
-  out.push((u.etagChurns ? 1 : 0) | (Math.max(0, Math.min(3, u.missedPlans ?? 0)) << 1) | (u.hinted ? 8 : 0) | (hasLm ? 16 : 0) | (ext ? 32 : 0) | (Math.min(3, tier) << 6));
-  u32(Math.max(0, Math.min(0xffffffff, Math.round(u.dueSec ?? 0))));
+  b[o++] = VERSION;
+  b[o++] = (u.etagChurns ? 1 : 0) | (Math.max(0, Math.min(3, u.missedPlans ?? 0)) << 1) | (u.hinted ? 8 : 0) | (hasLm ? 16 : 0) | (ext ? 32 : 0) | (Math.min(3, tier) << 6);
+  o = b.writeUInt32BE(Math.max(0, Math.min(0xffffffff, Math.round(u.dueSec ?? 0))), o);
   const visit = lastVisitStamp(u.lastVisitMs);
-  out.push(visit.fraction);
-  u32(visit.seconds);
-  out.push(...Buffer.from(u.digest, "hex"));
+  b[o++] = visit.fraction;
+  o = b.writeUInt32BE(visit.seconds, o);
+  o += b.write(u.digest, o, "hex");
   varint(Math.min(65_535, h.observations));
   varint(Math.min(65_535, h.changes));
   const unchanged = Math.min(65_535, Math.round(Math.log2(1 + Math.max(0, h.unchangedDays) * MINUTES_PER_DAY) * UNCHANGED_STEPS));
-  out.push(unchanged >> 8, unchanged & 255);
+  o = b.writeUInt16BE(unchanged, o);
   let mask = 0;
   for (let k = 0; k < BUCKETS; k++) if ((h.changedCount[k] as number) > 0) mask |= 1 << k;
-  out.push(mask >> 8, mask & 255);
+  o = b.writeUInt16BE(mask, o);
   for (let k = 0; k < BUCKETS; k++) {
     const n = h.changedCount[k] as number;
-    if (n > 0) out.push(n, quantise(k, (h.changedDays[k] as number) / n));
+    if (n > 0) {
+      b[o++] = n;
+      b[o++] = quantise(k, (h.changedDays[k] as number) / n);
+    }
   }
-  if (hasLm) u32(Math.min(0xffffffff, Math.round((u.lastModifiedMs as number) / 1000)));
+  if (hasLm) o = b.writeUInt32BE(Math.min(0xffffffff, Math.round((u.lastModifiedMs as number) / 1000)), o);
   if (ext) {
-    out.push(ext);
-    if (ext & 1) f32(cost);
-    if (ext & 4) out.push(tier);
+    b[o++] = ext;
+    if (ext & 1) o = b.writeFloatBE(cost, o);
+    if (ext & 4) b[o++] = tier;
   }
-  out.push(etag.length);
-  return Buffer.concat([Buffer.from(out), etag, rawPath ? raw : coded]);
+  b[o++] = etag.length;
+  o += etag.copy(b, o);
+  o += pathBytes.copy(b, o);
+  return b.subarray(0, o);
 }
 
 /** A stored record: its history, and its path (format 3; older formats are keyed by the path). */

@@ -80,17 +80,19 @@ export class PathCodeError extends Error {}
 /** The path's Huffman form (whole bytes, padded with 1-bits). */
 export function encodePath(path: string): Buffer {
   const raw = Buffer.from(path, "utf8");
-  const out: number[] = [];
+  // At most ESC + 8 bits per byte; codes are appended to `acc` and whole bytes taken off the top.
+  const out = Buffer.allocUnsafe(Math.ceil((raw.length * ((CODE.lengths[ESC] as number) + 8)) / 8) + 1);
+  let n = 0;
   let acc = 0;
   let bits = 0;
   const put = (code: number, len: number): void => {
-    for (let i = len - 1; i >= 0; i--) {
-      acc = (acc << 1) | ((code >>> i) & 1);
-      if (++bits === 8) {
-        out.push(acc);
-        acc = 0;
-        bits = 0;
-      }
+    acc = acc * 2 ** len + code;
+    bits += len;
+    while (bits >= 8) {
+      bits -= 8;
+      const top = Math.floor(acc / 2 ** bits);
+      out[n++] = top;
+      acc -= top * 2 ** bits;
     }
   };
   for (const b of raw) {
@@ -101,8 +103,8 @@ export function encodePath(path: string): Buffer {
       put(b, 8);
     }
   }
-  if (bits > 0) out.push((acc << (8 - bits)) | ((1 << (8 - bits)) - 1));
-  return Buffer.from(out);
+  if (bits > 0) out[n++] = acc * 2 ** (8 - bits) + (2 ** (8 - bits) - 1);
+  return out.subarray(0, n);
 }
 
 export function decodePath(b: Buffer): string {
