@@ -53,9 +53,9 @@ function build(): Code {
   const symbols = [...w.keys()].sort((a, b) => (lengths[a] as number) - (lengths[b] as number) || a - b);
   const maxLen = lengths[symbols[symbols.length - 1] as number] as number;
   const codes = new Uint32Array(258);
-  const firstCode: number[] = new Array(maxLen + 1).fill(0);
-  const count: number[] = new Array(maxLen + 1).fill(0);
-  const offset: number[] = new Array(maxLen + 1).fill(0);
+  const firstCode: number[] = new Array<number>(maxLen + 1).fill(0);
+  const count: number[] = new Array<number>(maxLen + 1).fill(0);
+  const offset: number[] = new Array<number>(maxLen + 1).fill(0);
   let code = 0;
   let len = lengths[symbols[0] as number] as number;
   for (const [i, s] of symbols.entries()) {
