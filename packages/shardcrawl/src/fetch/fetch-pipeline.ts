@@ -50,8 +50,8 @@ export interface FetchPipelineDeps {
     headersFor(url: string, host: string): Promise<Record<string, string>>;
     recordNotModified(res: FetchSuccess): Promise<boolean>;
     chargeRobots(): Promise<unknown>;
-    /** A first attempt of a URL whose other queued copy (feed and discovery) was already leased. */
-    duplicate?(url: string): Promise<boolean>;
+    /** A first attempt of a URL whose other queued copy (feed and discovery) was already fetched. */
+    duplicate?(url: string, depth: number): Promise<boolean>;
   } | undefined;
   spool: { complete(lease: Lease, end: number, page: Omit<FetchedPage, "body">, body: Buffer | readonly Buffer[], feedback: Feedback): Promise<void> };
   pageLog: { append(line: PageLogLine): Promise<void> };
@@ -86,7 +86,7 @@ export class FetchPipeline {
     }
     // A feed entry is queued at once even while its discovery copy waits: whichever copy comes
     // second is dropped without a request (retries are the same copy, never dropped).
-    if (lease.attempt === 0 && (await this.d.revisits?.duplicate?.(lease.url))) {
+    if (lease.attempt === 0 && (await this.d.revisits?.duplicate?.(lease.url, lease.depth))) {
       await this.d.pageLog.append(failureLine(lease, "duplicate", "its other queued copy (from a feed or sitemap, or from discovery) was fetched", { total: 0 }));
       await this.d.frontier.fail(lease, Date.now(), { requested: false, errorClass: "duplicate" });
       await this.d.frontier.count("recrawlDuplicates", 1);

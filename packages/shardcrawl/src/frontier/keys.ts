@@ -128,8 +128,8 @@
 //   P rlists            zset   listing URL -> when it is next read (epoch ms)
 //   P rfeeds            hash   host -> JSON list of its feed URLs
 //   P rcharge           hash   robots -> robots.txt requests not yet charged to the re-crawl budget
-//   P rfq               hash   URL queued at once from a feed or sitemap -> first-attempt leases of it so far
-//                              (the second is the other queued copy: dropped unfetched); cleared when full
+//   P rfq               hash   URL queued at once from a feed or sitemap -> "0", then which of its copies was
+//                              fetched first ("f" its own, "d" discovery): the other is dropped unfetched; cleared when full
 //   Rehoming (queue-handover.ts, lua/rehome_trim.lua) walks P h:<host> and trims P q<tier>:<host>.
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),

@@ -1,6 +1,7 @@
 // A feed entry is queued at once even while its discovery copy waits in a host queue. The loop
 // marks it (P rfq) and the fetchers ask RecrawlVisits.duplicate before each first attempt: of the
-// two copies only the first leased is fetched; a retry is never dropped, nor an unmarked URL.
+// two copies only the first leased is fetched; later planned visits and unmarked URLs are not
+// dropped (retries are not asked: fetch-pipeline.ts).
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
@@ -13,24 +14,25 @@ useRedis((server) => {
 });
 
 describe("a feed entry and its discovery copy (real redis-server)", () => {
-  it("the copy leased second is dropped; unmarked URLs and other entries are not", async () => {
+  it("whichever copy is fetched first, the other is dropped; later planned visits and unmarked URLs are not", async () => {
     const prefix = "fd1:";
     const visits = new RecrawlVisits(redis, prefix, recrawlConfigFromFlags({ continuous: true })!);
-    const entry = "https://shop.test/p/1";
+    const [a, b, c] = ["https://shop.test/p/1", "https://shop.test/p/2", "https://shop.test/list/1"];
     // Not marked: never a duplicate, however often leased.
-    expect(await visits.duplicate(entry)).toBe(false);
-    expect(await visits.duplicate(entry)).toBe(false);
-    expect(await redis.hexists(feedQueuedKey(prefix), entry)).toBe(0);
-    // The loop marks what it queues from a feed (continuous-loop.ts readHints).
-    await redis.hset(feedQueuedKey(prefix), entry, "0", "https://shop.test/p/2", "0");
-    // Two fetchers lease the two copies at once: exactly one is fetched.
-    const both = await Promise.all([visits.duplicate(entry), visits.duplicate(entry)]);
-    expect(both.filter((d) => d)).toHaveLength(1);
-    // The mark is gone with the second copy: a later planned revisit is fetched.
-    expect(await visits.duplicate(entry)).toBe(false);
-    expect(await redis.hexists(feedQueuedKey(prefix), entry)).toBe(0);
-    // Another entry's mark is untouched.
-    expect(await visits.duplicate("https://shop.test/p/2")).toBe(false);
-    expect(await visits.duplicate("https://shop.test/p/2")).toBe(true);
+    for (const depth of [0, 2, 0]) expect(await visits.duplicate(a, depth)).toBe(false);
+    expect(await redis.hexists(feedQueuedKey(prefix), a)).toBe(0);
+    // The loop marks what it queues from a feed or sitemap (continuous-loop.ts readHints).
+    await redis.hset(feedQueuedKey(prefix), a, "0", b, "0", c, "0");
+    // The feed's copy (depth 0) first: the discovery copy (depth 2) is dropped, then the mark is gone.
+    expect(await visits.duplicate(a, 0)).toBe(false);
+    expect(await visits.duplicate(a, 2)).toBe(true);
+    expect(await redis.hexists(feedQueuedKey(prefix), a)).toBe(0);
+    expect(await visits.duplicate(a, 0)).toBe(false);
+    // The discovery copy first: the feed's copy is dropped.
+    expect(await visits.duplicate(b, 1)).toBe(false);
+    expect(await visits.duplicate(b, 0)).toBe(true);
+    // A listing found in a sitemap is read again and again (planned, depth 0): never dropped.
+    for (let i = 0; i < 3; i++) expect(await visits.duplicate(c, 0)).toBe(false);
+    expect(await visits.duplicate(c, 1)).toBe(true);
   });
 });

@@ -35,7 +35,7 @@ export const listingItemsKey = (prefix: string, host: string) => new FrontierKey
 export const feedsKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeeds;
 /** Hash of fetches made outside the schedule, to be charged to the budget (field robots). */
 export const chargesKey = (prefix: string) => new FrontierKeys(prefix).recrawlCharges;
-/** Hash: URL queued at once from a feed or sitemap -> first-attempt leases of it (see RecrawlVisits.duplicate). */
+/** Hash: URL queued at once from a feed or sitemap -> which copy was fetched first (see RecrawlVisits.duplicate). */
 export const feedQueuedKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeedQueued;
 /** Listing reads kept in their stream until the loop reads them. */
 const LISTING_STREAM_CAP = 10_000;
@@ -110,14 +110,22 @@ export class RecrawlVisits {
 
   /**
    * Whether this first-attempt lease is the second copy of a URL the loop queued from a feed or
-   * sitemap (P rfq): the entry's own copy and its discovery copy may both be queued, and the one
-   * leased second is not fetched. HINCRBY counts the leases atomically, so two fetchers cannot
-   * both take the first turn.
+   * sitemap (P rfq): the entry's own copy (queued like a planned visit, depth 0) and a discovery
+   * copy (depth >= 1) may both be queued. The mark says which kind was fetched first ("f" planned,
+   * "d" discovery); the other kind is then not fetched, and the mark goes. Later planned visits
+   * (depth 0 after "f": revisits, listing reads) are fetched as usual. A host has one request in
+   * flight by default, so its two copies are not leased at the same moment.
    */
-  async duplicate(url: string): Promise<boolean> {
+  async duplicate(url: string, depth: number): Promise<boolean> {
     const key = feedQueuedKey(this.prefix);
-    if ((await this.redis.hexists(key, url)) === 0) return false;
-    if ((await this.redis.hincrby(key, url, 1)) < 2) return false;
+    const mark = await this.redis.hget(key, url);
+    if (mark === null) return false;
+    const kind = depth === 0 ? "f" : "d";
+    if (mark === "0") {
+      await this.redis.hset(key, url, kind);
+      return false;
+    }
+    if (mark === kind) return false;
     await this.redis.hdel(key, url);
     return true;
   }
