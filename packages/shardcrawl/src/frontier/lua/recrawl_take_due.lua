@@ -10,7 +10,8 @@
 -- ARGV: [1] prefix P; [2] slot length ms; [3] now (epoch ms); [4] max pages; [5] safety due (epoch ms,
 --       must lie beyond the current slot)
 -- Touches: P rqs, P rq:<slot>, P rhost (read), P rp:<host>
--- Returns: {host, origin, record key, record, host, ...}
+-- Returns: {more, host, origin, record key, record, host, ...}; more = '1' when it stopped at its scan
+--          bound (old entries) with due slots left, so the caller asks again, else '0'.
 local P = ARGV[1]
 local slotMs = tonumber(ARGV[2])
 local nowSlot = math.floor(tonumber(ARGV[3]) / slotMs)
@@ -19,7 +20,7 @@ local safeSec = math.floor(tonumber(ARGV[5]) / 1000)
 local safeSlot = math.floor(safeSec * 1000 / slotMs)
 if safeSlot <= nowSlot then return redis.error_reply('recrawl_take_due: the safety time must lie beyond the current slot') end
 local safe4 = string.char(math.floor(safeSec / 16777216) % 256, math.floor(safeSec / 65536) % 256, math.floor(safeSec / 256) % 256, safeSec % 256)
-local out = {}
+local out = {'0'}
 local hosts = {}
 local taken, scanned = 0, 0
 while taken < max and scanned < 4 * max + 1000 do
@@ -63,4 +64,5 @@ while taken < max and scanned < 4 * max + 1000 do
     end
   end
 end
+if taken < max and scanned >= 4 * max + 1000 and redis.call('ZRANGEBYSCORE', P .. 'rqs', '-inf', nowSlot, 'LIMIT', 0, 1)[1] then out[1] = '1' end
 return out

@@ -343,7 +343,7 @@ export class RedisRecrawlSchedule {
     while (out.length < max) {
       const want = Math.min(TAKE_BATCH, max - out.length);
       const flat = (await this.scripts.runBuffer("recrawl_take_due", [this.keys.prefix, this.state.slotMs, nowMs, want, safetyMs])) as Buffer[];
-      for (let i = 0; i + 3 < flat.length; i += 4) {
+      for (let i = 1; i + 3 < flat.length; i += 4) {
         try {
           const r = decodeRecord(flat[i + 3] as Buffer);
           if (r.path !== undefined) out.push({ host: (flat[i] as Buffer).toString(), origin: (flat[i + 1] as Buffer).toString(), field: r.path, rec: r.history });
@@ -351,7 +351,8 @@ export class RedisRecrawlSchedule {
           // A damaged record: it stays put back at the safety time, where it is skipped again.
         }
       }
-      if (flat.length / 4 < want) break;
+      // Fewer than asked: nothing more is due, unless the script stopped at its bound on old entries.
+      if ((flat.length - 1) / 4 < want && String(flat[0]) !== "1") break;
     }
     return out;
   }
