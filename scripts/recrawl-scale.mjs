@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Scale of the re-crawl schedule in Redis: fills a redis-server of its own (free loopback port)
-// with N scheduled pages (history record + due entry, as the node writes them: recrawl_set_due.lua),
+// with N scheduled pages (record + due entry, as the node writes them: history-codec.ts format 3 keyed
+// by the path's hash, recrawl_set_due.lua's 12-byte entries),
 // then a separate "supervisor" process opens the schedule and plans cycles, and reports:
 //   - Redis bytes per page (used_memory delta / N, and the split: records vs due index),
 //   - planning time per cycle (pages due per cycle = N / spread cycles),
@@ -119,48 +120,83 @@ for (let k = 0; k < 6; k++) R.observe(history, 0.5 + k, k % 2 === 0);
 console.log(`recrawl-scale: filling ${N.toLocaleString()} pages (${(N / PER_HOST).toLocaleString()} hosts of ${PER_HOST}), load ${loadavg().map((l) => l.toFixed(1)).join(" ")}`);
 let t = performance.now();
 // Written directly, pipelined (records with their due field, due entries, host tables: the same
-// bytes recrawl_set_due.lua writes), to fill 10^7 pages in reasonable time on a busy machine.
-const BATCH = 2000;
+// bytes recrawl_set_due.lua writes), one HSET per host and one RPUSH per slot and chunk, so 10^7
+// pages fill in minutes on a busy machine.
+const CHUNK = 200_000;
 const SLOT = 60_000;
-for (let start = 0; start < N; start += BATCH) {
+// Every host has the same PER_HOST paths: each path's key and record are encoded once
+// (encodeRecord), and each page's record is that one with its own due time, last visit, digest and
+// ETag written in place (fixed-size fields; checked against encodeRecord on a sample below), so the
+// fill is not bound by the encoder on a busy machine.
+const etagOf = (i) => `"${(i * 7919).toString(36).padStart(10, "0").slice(-10)}"`;
+const recordOf = (i, field) => R.encodeRecord({ lastVisitMs: T0 - ((i * 7919) % SPREAD_MS), etag: etagOf(i), etagChurns: false, digest: hex(i + 1), tier: 1, cost: 1, history, dueSec: Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000) }, field);
+const templates = Array.from({ length: Math.min(PER_HOST, N) }, (_, j) => {
+  const field = `/products/item-${j}-blue-cotton.html`;
+  const record = recordOf(j, field);
+  return { field, key: R.pathKey(field), record, etagAt: record.length - R.encodePath(field).length - 12 };
+});
+function pageRecord(i) {
+  const tp = templates[i % PER_HOST];
+  const rec = Buffer.from(tp.record);
+  rec.writeUInt32BE(Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000), 2);
+  const visit = R.lastVisitStamp(T0 - ((i * 7919) % SPREAD_MS));
+  rec[6] = visit.fraction;
+  rec.writeUInt32BE(visit.seconds, 7);
+  rec.write(hex(i + 1), 11, "hex");
+  rec.write(etagOf(i), tp.etagAt, "latin1");
+  return rec;
+}
+for (let i = 0; i < N; i += Math.max(1, Math.floor(N / 50))) {
+  if (!pageRecord(i).equals(recordOf(i, templates[i % PER_HOST].field))) throw new Error(`recrawl-scale: page ${i}'s record differs from encodeRecord's`);
+}
+for (let start = 0; start < N; start += CHUNK) {
   const p = redis.pipeline();
-  const slots = new Set();
-  for (let i = start; i < Math.min(N, start + BATCH); i++) {
+  const bySlot = new Map();
+  let fields = [];
+  let hostKey = "";
+  for (let i = start; i < Math.min(N, start + CHUNK); i++) {
     const hostId = Math.floor(i / PER_HOST) + 1;
     const host = `shop${hostId - 1}.example.test`;
-    if (i % PER_HOST === 0) {
-      p.hset(`${PREFIX}rhid`, host, hostId);
-      p.hset(`${PREFIX}rhost`, hostId, `${host}\thttps://${host}`);
+    if (i % PER_HOST === 0 || i === start) {
+      if (fields.length > 0) p.hset(hostKey, ...fields);
+      fields = [];
+      hostKey = `${PREFIX}rp:${host}`;
+      if (i % PER_HOST === 0) {
+        p.hset(`${PREFIX}rhid`, host, hostId);
+        p.hset(`${PREFIX}rhost`, hostId, `${host}\thttps://${host}`);
+      }
     }
-    const field = `/products/item-${i % PER_HOST}-blue-cotton.html`;
-    const lastVisitMs = T0 - ((i * 7919) % SPREAD_MS);
-    const dueSec = Math.floor((T0 + ((i * 104729) % SPREAD_MS)) / 1000);
-    const rec = R.encodeHistory({ lastVisitMs, etag: `"${(i * 7919).toString(36)}-${i.toString(36)}"`, etagChurns: false, digest: hex(i + 1), tier: 1, cost: 1, history, dueSec });
-    p.hset(`${PREFIX}rh:${host}`, field, rec);
-    const slot = Math.floor((dueSec * 1000) / SLOT);
-    const id = Buffer.alloc(4);
-    id.writeUInt32BE(hostId);
-    p.rpush(`${PREFIX}rdue:${slot}`, Buffer.concat([id, Buffer.from(field, "latin1")]));
-    slots.add(slot);
+    const key = templates[i % PER_HOST].key;
+    fields.push(key, pageRecord(i));
+    const slot = Math.floor(((T0 + ((i * 104729) % SPREAD_MS)) / 1000) * 1000 / SLOT);
+    const entry = Buffer.allocUnsafe(4 + key.length);
+    entry.writeUInt32BE(hostId, 0);
+    key.copy(entry, 4);
+    let list = bySlot.get(slot);
+    if (!list) bySlot.set(slot, (list = []));
+    list.push(entry);
   }
-  for (const slot of slots) p.zadd(`${PREFIX}rslots`, slot, slot);
+  if (fields.length > 0) p.hset(hostKey, ...fields);
+  for (const [slot, entries] of bySlot) p.rpush(`${PREFIX}rq:${slot}`, ...entries).zadd(`${PREFIX}rqs`, slot, slot);
   await p.exec();
-  if (start % 1_000_000 === 0 && start > 0) console.log(`  ${start.toLocaleString()} pages, ${((performance.now() - t) / 1000).toFixed(0)} s`);
+  if ((start + CHUNK) % 1_000_000 === 0) console.log(`  ${(start + CHUNK).toLocaleString()} pages, ${((performance.now() - t) / 1000).toFixed(0)} s`);
 }
 await redis.set(`${PREFIX}rhostn`, Math.ceil(N / PER_HOST));
-await redis.hset(`${PREFIX}rsched`, "slot", SLOT, "pages", N);
+await redis.hset(`${PREFIX}rsched`, "slot", SLOT, "pages", N, "layout", "3");
 const fillS = (performance.now() - t) / 1000;
 const total = (await used()) - base;
-// Split: the records (P rh:<host>) from a sample of hosts, the rest is the due index and host tables.
+// Split: the records (P rp:<host>) from a sample of hosts, the rest is the due index and host tables.
 let recBytes = 0;
 const sampleHosts = Math.min(50, Math.ceil(N / PER_HOST));
-for (let h = 0; h < sampleHosts; h++) recBytes += Number(await redis.memory("USAGE", `${PREFIX}rh:shop${h}.example.test`, "SAMPLES", 0));
+for (let h = 0; h < sampleHosts; h++) recBytes += Number(await redis.memory("USAGE", `${PREFIX}rp:shop${h}.example.test`, "SAMPLES", 0));
 const recordsPerPage = recBytes / (sampleHosts * Math.min(PER_HOST, N));
 const result = {
   pages: N, perHost: PER_HOST, spreadDays: SPREAD_MS / R.DAY_MS, cycleMs: CYCLE, budgetPerDay: BUDGET_PER_DAY,
   fillSeconds: fillS, redisBytesPerPage: total / N, recordBytesPerPage: recordsPerPage, indexBytesPerPage: total / N - recordsPerPage,
-  pathBytes: "/products/item-500-blue-cotton.html".length, recordBytes: R.FIXED_BYTES, etagBytes: 12,
-  slots: await redis.zcard(`${PREFIX}rslots`), loadavgStart: loadavg(),
+  pathBytes: "/products/item-500-blue-cotton.html".length,
+  recordValueBytes: recordOf(500, "/products/item-500-blue-cotton.html").length,
+  recordKeyBytes: R.PATH_KEY_BYTES, dueEntryBytes: 4 + R.PATH_KEY_BYTES, etagBytes: 12, layout: 3,
+  slots: await redis.zcard(`${PREFIX}rqs`), loadavgStart: loadavg(), redisVersion: /redis_version:(\S+)/.exec(await redis.info("server"))[1],
 };
 console.log(`  filled in ${fillS.toFixed(0)} s: ${result.redisBytesPerPage.toFixed(1)} Redis bytes/page (records ${recordsPerPage.toFixed(1)}, due index and host tables ${result.indexBytesPerPage.toFixed(1)})`);
 

@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { verifyLog, type VerifyReport } from "./harness/crawl.js";
 import { makeConfig, World } from "../packages/simweb/src/index.js";
-import { decodeHistory } from "../packages/shardcrawl/src/schedule/recrawl/history-codec.js";
+import { decodeHistory, pathKey } from "../packages/shardcrawl/src/schedule/recrawl/history-codec.js";
 import { runContinuousNode, type ContinuousRun, type RequestLogLine as LogLine } from "../scripts/recrawl-run.mjs";
 
 const BUDGET = 3; // fetches per second
@@ -152,7 +152,7 @@ describe("continuous mode: revisits within a budget on a changing simweb", () =>
     const disagree: string[] = [];
     for (const [url, t] of truth) {
       const u = new URL(url);
-      const b = await r.hgetBuffer(`sc:rh:${u.host}`, u.pathname + u.search);
+      const b = await r.hgetBuffer(`sc:rp:${u.host}`, pathKey(u.pathname + u.search));
       if (!b) continue;
       const h = decodeHistory(b).history;
       urls++;

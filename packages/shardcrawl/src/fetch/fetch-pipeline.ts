@@ -46,7 +46,13 @@ export interface FetchPipelineDeps {
   /** --ip-concurrency: a slot of the lease's address, "full", or null when not limited. */
   ipSlot(lease: Lease): Promise<{ release(): Promise<unknown> } | "full" | null>;
   /** Continuous mode: conditional request headers and 304s (schedule/recrawl/continuous-visits.ts). */
-  revisits?: { headersFor(url: string, host: string): Promise<Record<string, string>>; recordNotModified(res: FetchSuccess): Promise<boolean>; chargeRobots(): Promise<unknown> } | undefined;
+  revisits?: {
+    headersFor(url: string, host: string): Promise<Record<string, string>>;
+    recordNotModified(res: FetchSuccess): Promise<boolean>;
+    chargeRobots(): Promise<unknown>;
+    /** A first attempt of a URL whose other queued copy (feed and discovery) was already fetched. */
+    duplicate?(url: string, depth: number): Promise<boolean>;
+  } | undefined;
   spool: { complete(lease: Lease, end: number, page: Omit<FetchedPage, "body">, body: Buffer | readonly Buffer[], feedback: Feedback): Promise<void> };
   pageLog: { append(line: PageLogLine): Promise<void> };
   leaseTtl: { record(ms: number): void };
@@ -76,6 +82,14 @@ export class FetchPipeline {
     if (refused) {
       await this.refuse(lease, { ...refused, reason: "excluded" });
       await this.d.frontier.count("excluded", 1);
+      return;
+    }
+    // A feed entry is queued at once even while its discovery copy waits: whichever copy comes
+    // second is dropped without a request (retries are the same copy, never dropped).
+    if (lease.attempt === 0 && (await this.d.revisits?.duplicate?.(lease.url, lease.depth))) {
+      await this.d.pageLog.append(failureLine(lease, "duplicate", "its other queued copy (from a feed or sitemap, or from discovery) was fetched", { total: 0 }));
+      await this.d.frontier.fail(lease, Date.now(), { requested: false, errorClass: "duplicate" });
+      await this.d.frontier.count("recrawlDuplicates", 1);
       return;
     }
     const slot = await this.d.ipSlot(lease);

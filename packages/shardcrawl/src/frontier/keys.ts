@@ -89,17 +89,20 @@
 //   P dh                hash   registrable domain -> hosts admitted under it (the hosts-per-domain cap,
 //                              lib.lua add_links; counted from the first admission of each new host)
 //   Continuous re-crawl schedule (schedule/recrawl/due-store.ts; recrawl_set_due.lua, recrawl_take_due.lua).
-//   The per-page state is the page's history record in P rh:<host> (schedule/recrawl/history-codec.ts:
-//   estimator summary, last visit, validators, next due, plan/hint flags); these keys index it:
-//   P rdue:<slot>       list   due entries of one time slot (slot = floor(due ms / slot length)): host id
-//                              (u32 BE) + path+query. An entry counts only while its record's next-due
-//                              field lies in this slot (a page moved leaves its old entry, skipped when popped)
-//   P rslots            zset   slots with entries, scored by slot number (planning reads the due ones only)
+//   The per-page state is the page's record in P rp:<host> (schedule/recrawl/history-codec.ts format 3:
+//   estimator summary, last visit, validators, next due, plan/hint flags, path); these keys index it:
+//   P rq:<slot>         list   due entries of one time slot (slot = floor(due ms / slot length)): host id
+//                              (u32 BE) + the record's key (8 bytes). An entry counts only while its record's
+//                              next-due field lies in this slot (a page moved leaves its old entry, skipped when popped)
+//   P rqs               zset   slots with entries, scored by slot number (planning reads the due ones only)
+//   P rdue:<slot>, P rslots    the same index before format 3 (host id + path+query entries): converted and
+//                              deleted when the schedule opens (due-store.ts convertLegacy)
 //   P rhid              hash   host -> host id            P rhostn  string host id counter
 //   P rhost             hash   host id -> "<host>\t<origin>" (an entry's URL = origin + path+query)
 //   P rsched            hash   schedule state: slot (slot length ms, set once), mu (Lagrange multiplier of
 //                              the plan), carry (budget carry; negative = debt of visits made outside the
-//                              plan), pages (pages in the schedule), rv / rhint (stream ids read so far)
+//                              plan), pages (pages in the schedule), rv / rhint (stream ids read so far),
+//                              layout (3 once the records and the index are in format 3)
 //   P rprior            hash   group (host, or "*" for all) -> "n,sum,sumsq" of its pages' log change rates,
 //                              decayed (the estimator's per-group prior)
 //   P ip:<addr>         zset   --ip-concurrency: the node's requests in flight to one IP address (the address
@@ -109,8 +112,10 @@
 //   P scope:mode        string the crawl scope: "domains" | "hosts" | "any" (crawl-scope.ts; written at start)
 //   P scope:keys        set    registrable domains (mode domains) or hosts (mode hosts) of the seeds
 //   Per-URL re-crawl history (schedule/recrawl/history-store.ts, lua/record_visit.lua, the only script
-//   called with KEYS: the four below):
-//   P rh:<host>         hash   path+query -> binary history record (schedule/recrawl/history-codec.ts)
+//   called with KEYS: the five below):
+//   P rp:<host>         hash   8-byte hash of path+query -> binary record with the path (history-codec.ts format 3)
+//   P rh:<host>         hash   path+query -> record of format 1/2 (before format 3): read when P rp:<host> has
+//                              none, moved to P rp:<host> by the next visit or when the schedule opens
 //   P rm:<host>         hash   the host's re-crawl counters (fetches, changes, unchanged, not_modified,
 //                              bytes, v_honoured, v_ignored, v_churning)
 //   P rm                hash   the same counters for the whole node
@@ -123,6 +128,8 @@
 //   P rlists            zset   listing URL -> when it is next read (epoch ms)
 //   P rfeeds            hash   host -> JSON list of its feed URLs
 //   P rcharge           hash   robots -> robots.txt requests not yet charged to the re-crawl budget
+//   P rfq               hash   URL queued at once from a feed or sitemap -> "0", then which of its copies was
+//                              fetched first ("f" its own, "d" discovery): the other is dropped unfetched; cleared when full
 //   Rehoming (queue-handover.ts, lua/rehome_trim.lua) walks P h:<host> and trims P q<tier>:<host>.
 //   P stats             hash   counters (seeds, discovered, leased, fetched, failed, parsed, err:<class>,
 //                              excluded (queued URLs removed by an exclusion), excluded:refused (links refused),
@@ -183,9 +190,14 @@ export class FrontierKeys {
   get domainHosts(): string { return `${this.prefix}dh`; }
   get recrawlState(): string { return `${this.prefix}rsched`; }
   get recrawlPriors(): string { return `${this.prefix}rprior`; }
-  get recrawlSlots(): string { return `${this.prefix}rslots`; }
-  recrawlDue(slot: number): string { return `${this.prefix}rdue:${slot}`; }
-  recrawlHistory(host: string): string { return `${this.prefix}rh:${host}`; }
+  get recrawlSlots(): string { return `${this.prefix}rqs`; }
+  recrawlDue(slot: number): string { return `${this.prefix}rq:${slot}`; }
+  recrawlHistory(host: string): string { return `${this.prefix}rp:${host}`; }
+  /** Before record format 3: records keyed by path, and the due index with paths. */
+  legacyRecrawlHistory(host: string): string { return `${this.prefix}rh:${host}`; }
+  get legacyRecrawlSlots(): string { return `${this.prefix}rslots`; }
+  legacyRecrawlDue(slot: number | string): string { return `${this.prefix}rdue:${slot}`; }
+  get legacyRecrawlHistoryPrefix(): string { return `${this.prefix}rh:`; }
   recrawlHostMetrics(host: string): string { return `${this.prefix}rm:${host}`; }
   get recrawlMetrics(): string { return `${this.prefix}rm`; }
   get recrawlOutcomes(): string { return `${this.prefix}rv`; }
@@ -198,8 +210,9 @@ export class FrontierKeys {
   get recrawlListings(): string { return `${this.prefix}rlists`; }
   get recrawlFeeds(): string { return `${this.prefix}rfeeds`; }
   get recrawlCharges(): string { return `${this.prefix}rcharge`; }
+  get recrawlFeedQueued(): string { return `${this.prefix}rfq`; }
   /** The host-history prefix the re-crawl loop scans (SCAN MATCH <this>*). */
-  get recrawlHistoryPrefix(): string { return `${this.prefix}rh:`; }
+  get recrawlHistoryPrefix(): string { return `${this.prefix}rp:`; }
   get scopeMode(): string { return `${this.prefix}scope:mode`; }
   get scopeKeys(): string { return `${this.prefix}scope:keys`; }
 }

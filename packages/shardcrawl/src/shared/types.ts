@@ -68,6 +68,8 @@ export type FetchErrorClass =
   | "decode-error"
   | "url-invalid"
   | "out-of-scope"
+  /** Continuous mode: the other queued copy of a URL queued from a feed or sitemap was fetched (no request). */
+  | "duplicate"
   | "other";
 
 /** What a fetcher hands to the parse queue: the raw response as received (after de-chunking). */

@@ -206,7 +206,8 @@ describe("removing a page", () => {
 
 describe("history record: last-visit time", () => {
   it("keeps the sub-second part (1/256 s) so visits seconds apart give the right interval", async () => {
-    const { encodeHistory, decodeHistory, casStamp } = await import("../../src/schedule/recrawl/history-codec.js");
+    const { encodeRecord, decodeHistory, casStamp } = await import("../../src/schedule/recrawl/history-codec.js");
+    const encodeHistory = (u: Parameters<typeof encodeRecord>[0]) => encodeRecord(u, "/p");
     const rec = (ms: number) => ({ lastVisitMs: ms, etagChurns: false, digest: "0123456789abcdef", tier: 1, cost: 1, history: emptyHistory() });
     for (const ms of [T0, T0 + 1, T0 + 499, T0 + 1234, T0 + 1998, T0 + 1999]) {
       expect(Math.abs(decodeHistory(encodeHistory(rec(ms))).lastVisitMs - ms)).toBeLessThanOrEqual(2);

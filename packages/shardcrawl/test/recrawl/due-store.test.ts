@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
-import { DAY_MS, RecrawlHistoryStore, RedisRecrawlSchedule, decodeHistory } from "../../src/schedule/recrawl/index.js";
+import { DAY_MS, RecrawlHistoryStore, RedisRecrawlSchedule, decodeHistory, emptyHistory, encodeHistoryV2, observe, pathKey } from "../../src/schedule/recrawl/index.js";
 
 let redis: Redis;
 let n = 0;
@@ -47,9 +47,9 @@ describe("re-crawl schedule in Redis (real redis-server)", () => {
     const s = await open();
     expect(s.snapshotState.pages).toBe(100);
     // Every record carries its next due time, and the slot index holds them.
-    const rec = decodeHistory((await redis.hgetBuffer(`${prefix}rh:h0.test`, "/item/0"))!);
+    const rec = decodeHistory((await redis.hgetBuffer(`${prefix}rp:h0.test`, pathKey("/item/0")))!);
     expect(rec.dueSec! * 1000).toBeGreaterThan(T0);
-    expect(await redis.zcard(`${prefix}rslots`)).toBeGreaterThan(0);
+    expect(await redis.zcard(`${prefix}rqs`)).toBeGreaterThan(0);
     // Nothing is due right after the first visits.
     expect(await s.plan(T0 + 2000)).toEqual([]);
     // A day later all are due; a cycle's budget is 960 / 96 = 10 visits, and unspent budget carries
@@ -132,5 +132,47 @@ describe("re-crawl schedule in Redis (real redis-server)", () => {
     }
     expect(seen.size).toBe(urls.length);
     expect(prefix).toMatch(/^d\d+:$/);
+  });
+
+  it("a schedule written before record format 3 is converted when it opens: no page lost, a visit in between kept", async () => {
+    const prefix = `d${++n}:`;
+    const SLOT = 60_000;
+    const due = T0 + 3_600_000;
+    const urls = Array.from({ length: 20 }, (_, i) => `https://old${i % 2}.test/a/page-${i}?x=${i}`);
+    // The old layout: records keyed by path (format 2, next due inside), entries "host id + path".
+    const h = emptyHistory();
+    observe(h, 1, true);
+    const p = redis.pipeline();
+    for (const [i, u] of urls.entries()) {
+      const url = new URL(u);
+      const path = url.pathname + url.search;
+      p.hset(`${prefix}rhid`, url.host, 1 + (i % 2)).hset(`${prefix}rhost`, 1 + (i % 2), `${url.host}\t${url.origin}`);
+      p.hset(`${prefix}rh:${url.host}`, path, encodeHistoryV2({ lastVisitMs: T0, etag: `"e${i}"`, etagChurns: false, digest: hex(i + 1), tier: 1, cost: 1, history: h, dueSec: due / 1000 }));
+      const id = Buffer.alloc(4);
+      id.writeUInt32BE(1 + (i % 2));
+      p.rpush(`${prefix}rdue:${Math.floor(due / SLOT)}`, Buffer.concat([id, Buffer.from(path)]));
+    }
+    p.zadd(`${prefix}rslots`, Math.floor(due / SLOT), Math.floor(due / SLOT)).set(`${prefix}rhostn`, 2).hset(`${prefix}rsched`, "slot", SLOT, "pages", urls.length, "mu", 1, "carry", -3);
+    await p.exec();
+    // A fetcher records a visit before the supervisor opens the schedule: the record moves to the
+    // new layout, keeps its due time and its history.
+    const history = new RecrawlHistoryStore(redis, prefix, 10_000);
+    const visited = urls[3] as string;
+    expect((await history.recordVisit(visited, { atMs: T0 + 60_000, status: 200, bytes: 1, digest: hex(4), tier: 1, cost: 1 })).changed).toBe(false);
+    expect((await history.get(visited))?.history.observations).toBe(2);
+    expect(await redis.hexists(`${prefix}rh:old1.test`, "/a/page-3?x=3")).toBe(0);
+    const s = await RedisRecrawlSchedule.open(redis, prefix, { budgetPerDay: 100_000, cycleMs: CYCLE, hostDelayMs: () => 0, pendingTimeoutMs: PENDING });
+    expect(s.snapshotState).toMatchObject({ pages: urls.length, carry: -3, slotMs: SLOT });
+    expect(await redis.keys(`${prefix}rh:*`)).toEqual([]);
+    expect(await redis.keys(`${prefix}rdue:*`)).toEqual([]);
+    expect(await redis.exists(`${prefix}rslots`)).toBe(0);
+    const rec = await history.get(urls[0] as string);
+    expect(rec).toMatchObject({ etag: '"e0"', digest: hex(1), dueSec: due / 1000 });
+    expect(await s.plan(due - 2 * SLOT)).toEqual([]);
+    const planned = (await s.plan(due + 1000)).map((v) => v.url);
+    expect(planned.sort()).toEqual([...urls].sort());
+    // Opening again converts nothing more.
+    const again = await RedisRecrawlSchedule.open(redis, prefix, { budgetPerDay: 100_000, cycleMs: CYCLE });
+    expect(again.snapshotState.pages).toBe(urls.length);
   });
 });

@@ -18,7 +18,7 @@ import { compileRobots, type RobotsEntry } from "../../fetch/robots.js";
 import { cachedRegistrableDomain } from "../../url/scope.js";
 import { FrontierKeys, type HostPressure } from "../../frontier/index.js";
 import { budgetPerDay, type RecrawlBudgetUnit, type RecrawlNodeConfig } from "./continuous-config.js";
-import { chargesKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
+import { chargesKey, feedQueuedKey, feedsKey, hintStreamKey, listingStreamKey } from "./continuous-visits.js";
 import { ListingRules } from "./listing-rules.js";
 
 /** The frontier tier revisits are queued at: 0, so they are not stuck behind discovery. */
@@ -41,6 +41,8 @@ const RECORD_BATCH = 256;
 const MAX_DISCOVERY_PER_DOC = 1000;
 /** Sitemaps (index children included) fetched per host per sitemap round at most. */
 const MAX_SITEMAPS_PER_HOST_ROUND = 20;
+/** URLs queued from feeds and sitemaps marked for the fetchers' duplicate check at most (then the marks start over). */
+const FEED_QUEUED_MARKS = 20_000;
 /** Recently queued discoveries remembered, so a feed read twice does not queue an entry twice. */
 const QUEUED_MEMORY = 100_000;
 /**
@@ -422,12 +424,16 @@ export class RecrawlLoop {
       this.snap.feedHints += Math.min(feedStale, applied);
     }
     // A sitemap's URLs the crawl has already seen are queued or fetched through it. A feed's are
-    // queued now even so: a new entry is worth fetching at once, not when discovery reaches it
-    // (at worst one more fetch, and the feed is small).
+    // queued now even so: a new entry is worth fetching at once, not when discovery reaches it.
+    // Each is marked (P rfq) so that of this copy and a discovery copy (waiting now, or queued by
+    // a link found later: these URLs do not enter the seen filter) only the first leased is fetched.
     const bulk = discover.filter((d) => !d.fromFeed);
     const seen = bulk.length > 0 ? await this.frontier.mightHaveSeen(bulk.map((d) => d.url)) : [];
     const fresh = [...discover.filter((d) => d.fromFeed), ...bulk.filter((_, i) => !seen[i])].map(({ url, host }) => ({ url, host }));
     if (fresh.length > 0) {
+      const marks = feedQueuedKey(this.config.prefix);
+      if ((await this.redis.hlen(marks)) + fresh.length > FEED_QUEUED_MARKS) await this.redis.unlink(marks); // bounded: start over
+      await this.redis.hset(marks, ...fresh.flatMap((f) => [f.url, "0"]));
       await this.frontier.addRevisits(fresh, REVISIT_TIER, now, true);
       this.snap.newEntriesQueued += fresh.length;
     }

@@ -35,6 +35,8 @@ export const listingItemsKey = (prefix: string, host: string) => new FrontierKey
 export const feedsKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeeds;
 /** Hash of fetches made outside the schedule, to be charged to the budget (field robots). */
 export const chargesKey = (prefix: string) => new FrontierKeys(prefix).recrawlCharges;
+/** Hash: URL queued at once from a feed or sitemap -> which copy was fetched first (see RecrawlVisits.duplicate). */
+export const feedQueuedKey = (prefix: string) => new FrontierKeys(prefix).recrawlFeedQueued;
 /** Listing reads kept in their stream until the loop reads them. */
 const LISTING_STREAM_CAP = 10_000;
 /** Pages per host (per process) searched for feed links; a site announces its feeds everywhere or nowhere. */
@@ -104,6 +106,28 @@ export class RecrawlVisits {
       headers: page.headers, digest: contentDigest, tier: this.tiers.tierOf(page.url), unit: budgetPerDay(this.rc).unit, creditsByType: this.rc.creditsByType,
     });
     return r?.changed ?? null;
+  }
+
+  /**
+   * Whether this first-attempt lease is the second copy of a URL the loop queued from a feed or
+   * sitemap (P rfq): the entry's own copy (queued like a planned visit, depth 0) and a discovery
+   * copy (depth >= 1) may both be queued. The mark says which kind was fetched first ("f" planned,
+   * "d" discovery); the other kind is then not fetched, and the mark goes. Later planned visits
+   * (depth 0 after "f": revisits, listing reads) are fetched as usual. A host has one request in
+   * flight by default, so its two copies are not leased at the same moment.
+   */
+  async duplicate(url: string, depth: number): Promise<boolean> {
+    const key = feedQueuedKey(this.prefix);
+    const mark = await this.redis.hget(key, url);
+    if (mark === null) return false;
+    const kind = depth === 0 ? "f" : "d";
+    if (mark === "0") {
+      await this.redis.hset(key, url, kind);
+      return false;
+    }
+    if (mark === kind) return false;
+    await this.redis.hdel(key, url);
+    return true;
   }
 
   /** A robots.txt fetch (the fetcher's): counted, and charged to the budget by the loop. */

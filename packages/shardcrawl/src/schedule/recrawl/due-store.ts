@@ -1,7 +1,8 @@
 // The continuous re-crawl schedule kept in Redis, so a node can keep far more pages fresh than fit
-// in the supervisor's memory. Per page there is ONE record: its history record in P rh:<host>
-// (history-codec.ts: estimator summary, last visit, validators, next due, plan/hint flags), plus a
-// due entry (host id + path) in the list of the time slot it is due in (keys: frontier/keys.ts,
+// in the supervisor's memory. Per page there is ONE record: its record in P rp:<host>, keyed by the
+// path's 8-byte hash (history-codec.ts format 3: estimator summary, last visit, validators, next
+// due, plan/hint flags, the Huffman-coded path), plus a due entry (host id + record key, 12 bytes)
+// in the list of the time slot it is due in (keys: frontier/keys.ts,
 // Lua: frontier/lua/recrawl_set_due.lua and recrawl_take_due.lua). Planning a cycle reads only the
 // slots that are due; the supervisor keeps no per-page state (only per-host priors and health, and
 // the visits of the current cycle), and a restart reads one small hash (P rsched): no rebuild.
@@ -16,10 +17,10 @@
 // scheduler.ts; what does not fit is due again next cycle. (Under the "changes" objective the
 // parameter in the place of μ is the reference x of optimum.ts changesFrequencyAt; same direction.)
 import type { Redis } from "ioredis";
-import { FrontierKeys, Scripts } from "../../frontier/index.js";
+import { FrontierKeys, type ScriptArg, Scripts } from "../../frontier/index.js";
 import { mulberry32 } from "../../shared/prng.js";
 import { type LogNormalPrior, estimateRate } from "./estimator.js";
-import { decodeHistory, type UrlHistory } from "./history-codec.js";
+import { decodeRecord, encodeRecord, pathKey, type UrlHistory } from "./history-codec.js";
 import { type RecrawlObjective, objectiveFrequencyAt } from "./optimum.js";
 import { DAY_MS, expectedFreshDays, pStale } from "./poisson.js";
 import type { PlannedVisit, ValidationReport } from "./scheduler.js";
@@ -95,6 +96,70 @@ const PRIOR_MIN_OBSERVATIONS = 3;
 const PRIOR_DECAY = 0.999;
 /** μ moves by at most this factor per cycle towards balancing demand and budget. */
 const MU_STEP = 2;
+
+/** The schedule's layout version in P rsched: records of format 3 keyed by path hash, entries with the key. */
+const LAYOUT = "3";
+/** Fields or entries converted per round trip. */
+const CONVERT_BATCH = 500;
+
+/**
+ * Converts a schedule from before format 3 (records keyed by path in P rh:<host>, due entries with
+ * the path in P rdue:<slot>): each record moves to P rp:<host> (HSETNX: a record a visit already
+ * moved is newer), then each due entry is rewritten with the record key. Runs once, when a node with
+ * an older schedule opens it; safe to run again after a crash halfway (an entry converted twice is
+ * a duplicate, skipped when popped like any moved page's). Proportional to the pages, once.
+ */
+export async function convertLegacy(redis: Redis, keys: FrontierKeys): Promise<{ records: number; entries: number }> {
+  let records = 0;
+  let entries = 0;
+  const prefix = keys.legacyRecrawlHistoryPrefix;
+  let cursor = "0";
+  do {
+    const [next, found] = await redis.scan(cursor, "MATCH", `${prefix}*`, "COUNT", 200);
+    cursor = next;
+    for (const lk of found) {
+      const host = lk.slice(prefix.length);
+      let hc = "0";
+      do {
+        const [n2, flat] = await redis.hscanBuffer(lk, hc, "COUNT", CONVERT_BATCH);
+        hc = n2.toString();
+        const p = redis.pipeline();
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const path = (flat[i] as Buffer).toString();
+          let rec: UrlHistory;
+          try {
+            rec = decodeRecord(flat[i + 1] as Buffer).history;
+          } catch {
+            continue; // a damaged record stays behind, as it would have been skipped
+          }
+          p.hsetnx(keys.recrawlHistory(host), pathKey(path), encodeRecord(rec, path));
+          records++;
+        }
+        await p.exec();
+      } while (hc !== "0");
+      await redis.unlink(lk);
+    }
+  } while (cursor !== "0");
+  for (;;) {
+    const slots = await redis.zrange(keys.legacyRecrawlSlots, 0, 99);
+    if (slots.length === 0) break;
+    for (const slot of slots) {
+      const lk = keys.legacyRecrawlDue(slot);
+      for (;;) {
+        const items = (await redis.lrangeBuffer(lk, 0, CONVERT_BATCH - 1)) as Buffer[];
+        if (items.length === 0) break;
+        const converted = items.filter((m) => m.length > 4).map((m) => Buffer.concat([m.subarray(0, 4), pathKey(m.subarray(4).toString())]));
+        const p = redis.multi();
+        if (converted.length > 0) p.rpush(keys.recrawlDue(Number(slot)), ...converted).zadd(keys.recrawlSlots, Number(slot), slot);
+        p.ltrim(lk, items.length, -1);
+        await p.exec();
+        entries += converted.length;
+      }
+      await redis.zrem(keys.legacyRecrawlSlots, slot);
+    }
+  }
+  return { records, entries };
+}
 
 interface PriorSums {
   n: number;
@@ -175,6 +240,10 @@ export class RedisRecrawlSchedule {
     const s = new RedisRecrawlSchedule(redis, prefix, config);
     const key = s.keys.recrawlState;
     await redis.hsetnx(key, "slot", String(Math.max(1000, Math.min(MAX_SLOT_MS, Math.floor(s.config.cycleMs)))));
+    if ((await redis.hget(key, "layout")) !== LAYOUT) {
+      await convertLegacy(redis, s.keys);
+      await redis.hset(key, "layout", LAYOUT);
+    }
     const raw = await redis.hgetall(key);
     s.state = {
       slotMs: Number(raw.slot),
@@ -261,8 +330,8 @@ export class RedisRecrawlSchedule {
   async setDue(items: readonly SetDue[]): Promise<number> {
     let n = 0;
     for (let i = 0; i < items.length; i += SET_BATCH) {
-      const args: Array<string | number> = [this.keys.prefix, this.state.slotMs];
-      for (const it of items.slice(i, i + SET_BATCH)) args.push(it.host, it.origin, it.field, Math.max(0, Math.round(it.dueMs)), it.missed, it.hint);
+      const args: ScriptArg[] = [this.keys.prefix, this.state.slotMs];
+      for (const it of items.slice(i, i + SET_BATCH)) args.push(it.host, it.origin, pathKey(it.field), Math.max(0, Math.round(it.dueMs)), it.missed, it.hint);
       n += Number(await this.scripts.run("recrawl_set_due", args));
     }
     return n;
@@ -274,14 +343,16 @@ export class RedisRecrawlSchedule {
     while (out.length < max) {
       const want = Math.min(TAKE_BATCH, max - out.length);
       const flat = (await this.scripts.runBuffer("recrawl_take_due", [this.keys.prefix, this.state.slotMs, nowMs, want, safetyMs])) as Buffer[];
-      for (let i = 0; i + 3 < flat.length; i += 4) {
+      for (let i = 1; i + 3 < flat.length; i += 4) {
         try {
-          out.push({ host: (flat[i] as Buffer).toString(), origin: (flat[i + 1] as Buffer).toString(), field: (flat[i + 2] as Buffer).toString(), rec: decodeHistory(flat[i + 3] as Buffer) });
+          const r = decodeRecord(flat[i + 3] as Buffer);
+          if (r.path !== undefined) out.push({ host: (flat[i] as Buffer).toString(), origin: (flat[i + 1] as Buffer).toString(), field: r.path, rec: r.history });
         } catch {
           // A damaged record: it stays put back at the safety time, where it is skipped again.
         }
       }
-      if (flat.length / 4 < want) break;
+      // Fewer than asked: nothing more is due, unless the script stopped at its bound on old entries.
+      if ((flat.length - 1) / 4 < want && String(flat[0]) !== "1") break;
     }
     return out;
   }
@@ -313,11 +384,13 @@ export class RedisRecrawlSchedule {
       } catch {
         continue;
       }
-      const raw = await this.redis.hgetBuffer(this.keys.recrawlHistory(parts.host), parts.field);
+      const raw = await this.redis.hgetBuffer(this.keys.recrawlHistory(parts.host), pathKey(parts.field));
       if (!raw) continue;
       let rec: UrlHistory;
       try {
-        rec = decodeHistory(raw);
+        const r = decodeRecord(raw);
+        if (r.path !== parts.field) continue; // another path's record (a key collision)
+        rec = r.history;
       } catch {
         continue;
       }
@@ -503,14 +576,17 @@ export class RedisRecrawlSchedule {
       const flat = (await this.redis.hrandfieldBuffer(this.keys.recrawlHistory(host), perHost, "WITHVALUES")) as Buffer[];
       for (let j = 0; j + 1 < flat.length; j += 2) {
         let rec: UrlHistory;
+        let path: string;
         try {
-          rec = decodeHistory(flat[j + 1] as Buffer);
+          const r = decodeRecord(flat[j + 1] as Buffer);
+          rec = r.history;
+          path = r.path ?? "";
         } catch {
           continue;
         }
         if (!rec.dueSec) continue;
         const rate = estimateRate(rec.history, await this.priorOf(host));
-        const v = weighted ? this.config.pageValue(origin + (flat[j] as Buffer).toString(), rec.tier) : 1;
+        const v = weighted ? this.config.pageValue(origin + path, rec.tier) : 1;
         sum += v * (rec.hinted ? 0 : 1 - pStale(rate, Math.max(0, nowMs - rec.lastVisitMs) / DAY_MS));
         w += v;
       }

@@ -1,12 +1,14 @@
-// Per-URL re-crawl history in the node's Redis: one hash per host (P rh:<host>), field = path+query,
-// value = a 59-byte record + the ETag (history-codec.ts; its next-due field belongs to due-store.ts). Small hashes are listpack-encoded, so a
-// URL costs about its path plus the record (see docs/recrawl.md for the measured bytes per URL).
+// Per-URL re-crawl history in the node's Redis: one hash per host (P rp:<host>), field = the 8-byte
+// hash of path+query, value = the record with the ETag and the Huffman-coded path (history-codec.ts
+// format 3; its next-due field belongs to due-store.ts). Small hashes are listpack-encoded, so a
+// URL costs about the record (see docs/recrawl.md for the measured bytes per URL). Records from
+// before format 3 (P rh:<host>, keyed by the path) are still read, and moved by the next visit.
 // A visit is recorded by frontier/lua/record_visit.lua: record + per-host and node metrics in one
 // step, compare-and-set on the last-visit stamp.
 import type { Redis } from "ioredis";
 import { FrontierKeys, Scripts } from "../../frontier/index.js";
 import { type RatePrior, emptyHistory, estimateRate, observe } from "./estimator.js";
-import { casStamp, decodeHistory, encodeHistory, type UrlHistory } from "./history-codec.js";
+import { casStamp, decodeRecord, encodeRecord, pathKey, type UrlHistory } from "./history-codec.js";
 import { DAY_MS } from "./poisson.js";
 import type { Evidence } from "./validators.js";
 
@@ -78,9 +80,23 @@ export class RecrawlHistoryStore {
     this.names = new FrontierKeys(prefix);
   }
 
-  private keys(host: string): [string, string, string, string] {
+  private keys(host: string): [string, string, string, string, string] {
     const k = this.names;
-    return [k.recrawlHistory(host), k.recrawlHostMetrics(host), k.recrawlMetrics, k.recrawlOutcomes];
+    return [k.recrawlHistory(host), k.recrawlHostMetrics(host), k.recrawlMetrics, k.recrawlOutcomes, k.legacyRecrawlHistory(host)];
+  }
+
+  /**
+   * The stored record of host + path: format 3 by the path's hash (a record holding another path is
+   * a hash collision: that page has no record of its own), else one from before format 3.
+   */
+  private async read(host: string, field: string): Promise<Buffer | null> {
+    const [hk, , , , lk] = this.keys(host);
+    const b = await this.redis.hgetBuffer(hk, pathKey(field));
+    if (b) {
+      if (decodeRecord(b).path !== field) throw new StaleHistoryError(`recrawl history: ${host}${field} shares its record key with another path`);
+      return b;
+    }
+    return this.redis.hgetBuffer(lk, field);
   }
 
   /** Visit outcomes after stream id `afterId` ("0" = from the start), oldest first. */
@@ -96,8 +112,8 @@ export class RecrawlHistoryStore {
 
   async get(url: string): Promise<UrlHistory | undefined> {
     const { host, field } = splitUrl(url);
-    const b = await this.redis.hgetBuffer(this.keys(host)[0], field);
-    return b ? decodeHistory(b) : undefined;
+    const b = await this.read(host, field);
+    return b ? decodeRecord(b).history : undefined;
   }
 
   /**
@@ -106,10 +122,11 @@ export class RecrawlHistoryStore {
    */
   async recordVisit(url: string, v: VisitRecord): Promise<RecordResult> {
     const { host, field } = splitUrl(url);
-    const [hk, mk, gk, sk] = this.keys(host);
+    const [hk, mk, gk, sk, lk] = this.keys(host);
+    const key = pathKey(field);
     for (let attempt = 0; attempt < 3; attempt++) {
-      const oldBuf = await this.redis.hgetBuffer(hk, field);
-      const old = oldBuf ? decodeHistory(oldBuf) : undefined;
+      const oldBuf = await this.read(host, field);
+      const old = oldBuf ? decodeRecord(oldBuf).history : undefined;
       const notModified = v.status === 304;
       if (!old && notModified) throw new StaleHistoryError(`recrawl history: a 304 for ${url}, which has no stored copy`);
       const digest = notModified ? (old as UrlHistory).digest : v.digest;
@@ -136,21 +153,26 @@ export class RecrawlHistoryStore {
       if (v.evidence === "churning-etag") counters.push("v_churning", 1);
       const seen = oldBuf ? casStamp(oldBuf) : -1;
       const changedFlag = changed === null ? "-" : changed ? "1" : "0";
-      const ok = await this.scripts.runWithKeys("record_visit", [hk, mk, gk, sk], [field, encodeHistory(rec), seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, ...counters]);
-      if (ok === 1) return { changed, history: decodeHistory(encodeHistory(rec)) };
+      const stored = encodeRecord(rec, field);
+      const ok = await this.scripts.runWithKeys("record_visit", [hk, mk, gk, sk, lk], [key, stored, seen, this.outcomeStreamCap, url, changedFlag, v.atMs, v.cost, field, ...counters]);
+      if (ok === 1) return { changed, history: decodeRecord(stored).history };
     }
     throw new StaleHistoryError(`recrawl history: ${url} kept changing under us (3 compare-and-set failures)`);
   }
 
-  /** All stored URLs of a host (HSCAN: no long blocking call on a big host). */
+  /** All stored URLs of a host, as path+query and history (HSCAN: no long blocking call on a big host). */
   async *scanHost(host: string): AsyncGenerator<[string, UrlHistory]> {
-    const key = this.keys(host)[0];
-    let cursor = "0";
-    do {
-      const [next, flat] = await this.redis.hscanBuffer(key, cursor, "COUNT", 500);
-      cursor = next.toString();
-      for (let i = 0; i + 1 < flat.length; i += 2) yield [(flat[i] as Buffer).toString(), decodeHistory(flat[i + 1] as Buffer)];
-    } while (cursor !== "0");
+    for (const [key, legacy] of [[this.keys(host)[0], false], [this.keys(host)[4], true]] as const) {
+      let cursor = "0";
+      do {
+        const [next, flat] = await this.redis.hscanBuffer(key, cursor, "COUNT", 500);
+        cursor = next.toString();
+        for (let i = 0; i + 1 < flat.length; i += 2) {
+          const r = decodeRecord(flat[i + 1] as Buffer);
+          yield [legacy ? (flat[i] as Buffer).toString() : (r.path ?? ""), r.history];
+        }
+      } while (cursor !== "0");
+    }
   }
 
   /** Re-crawl metrics of one host, or of the node without a host. */

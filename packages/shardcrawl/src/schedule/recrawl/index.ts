@@ -18,3 +18,4 @@ export * from "./sitemap.js";
 export * from "./due-store.js";
 export * from "./feeds.js";
 export * from "./listing-rules.js";
+export * from "./path-code.js";
