@@ -597,51 +597,6 @@ local function bloom_check(blob, j, k, seg, set_bits)
   return fresh
 end
 
--- Test-and-sets the stage-0 bits of links 1..nl of a call (records of `rec` bytes in blob) in one
--- BITFIELD per BLOOM_BATCH links instead of one per link (Redis' dispatch of a command from Lua:
--- 5% of its instructions per page at real link density). The ops run in link order, so a link
--- repeated within the call is seen the second time, as in the per-link path. Chunks are small and
--- their argument table is reused: Lua's garbage counts in Redis' used_memory (the memory budget).
--- Returns fresh[1..nl] (true: a bit was clear), or nil, having called nothing, when a position
--- lies past the first segment (the per-link path then handles every link).
-local BLOOM_BATCH = 16
-local function bloom_batch(blob, nl, rec, k, seg)
-  for n = 1, nl do
-    local j = (n - 1) * rec + 8
-    for _ = 1, k do
-      local b1, b2, b3, b4, b5, b6 = string.byte(blob, j, j + 5)
-      if ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6 >= seg then return nil end
-      j = j + 6
-    end
-  end
-  local fresh, args = {}, {}
-  for first = 1, nl, BLOOM_BATCH do
-    local last = math.min(nl, first + BLOOM_BATCH - 1)
-    local a = 0
-    for n = first, last do
-      local j = (n - 1) * rec + 8
-      for _ = 1, k do
-        local b1, b2, b3, b4, b5, b6 = string.byte(blob, j, j + 5)
-        args[a + 1] = 'SET'; args[a + 2] = 'u1'; args[a + 4] = '1'
-        args[a + 3] = string.format('%d', ((((b1 * 256 + b2) * 256 + b3) * 256 + b4) * 256 + b5) * 256 + b6)
-        a = a + 4
-        j = j + 6
-      end
-    end
-    local old = redis.call('BITFIELD', seg_key(0), unpack(args, 1, a))
-    local n = first
-    for i = 1, #old, k do
-      local f = false
-      for x = i, i + k - 1 do
-        if old[x] == 0 then f = true; break end
-      end
-      fresh[n] = f
-      n = n + 1
-    end
-  end
-  return fresh
-end
-
 -- Notes a URL shed from a queue (drop mode) or refused for want of room in P shedlog as
 -- "<epoch ms>\t<reason>\t<host>\t<url>": a shed URL is in the seen filter yet in no queue and a
 -- refused one is in neither, which nothing else records, so `shardcrawl inspect url` reads this to
@@ -788,68 +743,39 @@ local function add_links(base)
   if STAT_BATCH and STAT_BATCH.queued then total = total + STAT_BATCH.queued end
   local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
   local hosts, order, byname = {}, {}, {}
-  -- A host's state, read once per call (in the order hosts first appear).
-  local function host_at(hi)
-    local h = hosts[hi]
-    if h then return h end
-    local host = names[hi]
-    local hk = hkey(host)
-    local v = redis.call('HMGET', hk, 'q', 'o', 'A', 'k')
-    h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
-          A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
-    -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
-    if v[4] then PK_OF[hk] = v[4] end
-    h.q = h.q0
-    if doms and v[1] == false then
-      -- A host never admitted: it takes a place among its domain's hosts, if one is left.
-      local d = doms[hi]
-      local c = dcount[d]
-      if c == nil then c = tonumber(redis.call('HGET', P .. 'dh', d) or '0') or 0 end
-      if c >= dcap then h.domain_out = true else h.dom = d; c = c + 1 end
-      dcount[d] = c
-    end
-    hosts[hi] = h
-    byname[host] = h
-    order[#order + 1] = hi
-    return h
-  end
-  -- Every host's state first, and its links in this call: when no cap, budget or filter growth can
-  -- be met by this call's links, every link has room and one BITFIELD tests-and-sets them all.
-  local nl = #blob / rec
-  local per_host = {}
-  for n = 1, nl do
-    local j = (n - 1) * rec + 1
-    local h1, h2 = string.byte(blob, j, j + 1)
-    local hi = h1 * 256 + h2 + 1
-    host_at(hi)
-    per_host[hi] = (per_host[hi] or 0) + 1
-  end
-  local sure = max_total <= 0 or total + nl <= max_total
-  for hi, c in pairs(per_host) do
-    local h = hosts[hi]
-    if h.domain_out or (hbud > 0 and h.A0 + c > hbud) or (max_host > 0 and h.q0 + c > max_host) then sure = false end
-  end
-  local bf = bf_state(P)
-  if bf.s > 1 or (bf.tracked and bf.cap > 0 and bf.c + nl > bf.cap) then sure = false end
-  local batch = sure and bloom_batch(blob, nl, rec, k, seg) or nil
-  for n = 1, nl do
+  for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
     local h1, h2, o1, o2, tier, l1, l2 = string.byte(blob, j, j + 6)
     local el_at = pos
     pos = pos + l1 * 256 + l2
     local hi = h1 * 256 + h2 + 1
-    local h = host_at(hi)
+    local h = hosts[hi]
+    if not h then
+      local host = names[hi]
+      local hk = hkey(host)
+      local v = redis.call('HMGET', hk, 'q', 'o', 'A', 'k')
+      h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
+            A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
+      -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
+      if v[4] then PK_OF[hk] = v[4] end
+      h.q = h.q0
+      if doms and v[1] == false then
+        -- A host never admitted: it takes a place among its domain's hosts, if one is left.
+        local d = doms[hi]
+        local c = dcount[d]
+        if c == nil then c = tonumber(redis.call('HGET', P .. 'dh', d) or '0') or 0 end
+        if c >= dcap then h.domain_out = true else h.dom = d; c = c + 1 end
+        dcount[d] = c
+      end
+      hosts[hi] = h
+      byname[host] = h
+      order[#order + 1] = hi
+    end
     local budget_out = (hbud > 0 and h.A >= hbud) or h.domain_out == true
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
-    local fresh
-    if batch then
-      fresh = batch[n]
-      if fresh then bf.c = bf.c + 1 end
-    else
-      fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check)
-    end
+    local fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check)
     if fresh and not room and not budget_out then
       -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
       -- the new one takes its place.
