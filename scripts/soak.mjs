@@ -13,7 +13,7 @@ import { loadavg } from "node:os";
 import { join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import {
-  RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, descendants, machine, procCmd, procCpu, procRss, startRedisServer, startSimweb,
+  RESULTS_DIR, SHARDCRAWL_CLI, SIMWEB_CLI, descendants, machine, nodeRoleOf, procCpu, procRss, startRedisServer, startSimweb,
 } from "./bench/common.mjs";
 
 const { values: a } = parseArgs({ options: {
@@ -22,17 +22,6 @@ const { values: a } = parseArgs({ options: {
   delay: { type: "string", default: "10000" }, fetchers: { type: "string", default: "1" }, parsers: { type: "string", default: "1" },
   render: { type: "string" }, svg: { type: "string" },
 } });
-
-/** Role of a process of the node, by its script's file name (a checkout's path may contain "fetcher"). */
-function roleOf(pid, redisPid, simwebPid) {
-  if (pid === redisPid) return "redis";
-  if (pid === simwebPid) return "simweb";
-  const script = procCmd(pid).find((x) => x.endsWith(".js"))?.split("/").pop() ?? "";
-  if (script === "main.js") return "supervisor";
-  if (script.startsWith("fetcher")) return "fetcher";
-  if (script.startsWith("parser")) return "parser";
-  return procCmd(pid)[0]?.split("/").pop() || "other";
-}
 
 async function soak() {
   const out = resolve(a.out);
@@ -72,7 +61,7 @@ async function soak() {
     for (const pid of [crawl.pid, ...descendants(crawl.pid), redis.pid, sim.proc.pid]) {
       const c = procCpu(pid);
       if (!c) continue;
-      const role = roleOf(pid, redis.pid, sim.proc.pid);
+      const role = pid === sim.proc.pid ? "simweb" : nodeRoleOf(pid, redis.pid);
       const x = (roles[role] ??= { processes: 0, rssMB: 0, cpuPercent: 0, maxRssMB: 0 });
       const rss = procRss(pid) / 1e6;
       x.processes++;
