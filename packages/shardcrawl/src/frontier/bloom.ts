@@ -82,17 +82,25 @@ export interface BloomStage {
 export function blockedFalsePositiveRate(c: number, m: number, k: number, b: number): number {
   const lam = (c * b) / m;
   if (!(lam > 0)) return 0;
-  const lo = Math.max(0, Math.floor(lam - 12 * Math.sqrt(lam) - 30));
-  const hi = Math.ceil(lam + 12 * Math.sqrt(lam) + 30);
-  const q = Math.log1p(-1 / b) * k;
-  // Poisson terms in log space (e^-lam underflows for big blocks of a much overfilled filter).
-  let logTerm = -lam;
+  const lo = Math.max(0, Math.floor(lam - 8 * Math.sqrt(lam) - 20));
+  const hi = Math.ceil(lam + 8 * Math.sqrt(lam) + 20);
+  const r = (1 - 1 / b) ** k;
+  // Poisson terms start in log space (e^-lam underflows for big blocks of a much overfilled filter).
+  let term = Math.exp(-lam + lo * Math.log(lam) - logFactorial(lo));
+  let rj = r ** lo;
   let sum = 0;
-  for (let j = 0; j <= hi; j++) {
-    if (j > 0) logTerm += Math.log(lam / j);
-    if (j >= lo) sum += Math.exp(logTerm) * (1 - Math.exp(q * j)) ** k;
+  for (let j = lo; j <= hi; j++) {
+    sum += term * (1 - rj) ** k;
+    term *= lam / (j + 1);
+    rj *= r;
   }
   return Math.min(1, sum);
+}
+
+function logFactorial(n: number): number {
+  let s = 0;
+  for (let i = 2; i <= n; i++) s += Math.log(i);
+  return s;
 }
 
 const sizingMemo = new Map<string, { k: number; bitsPerUrl: number }>();
@@ -104,11 +112,13 @@ export function blockedSizing(p: number, b: number): { k: number; bitsPerUrl: nu
   if (hit) return hit;
   let best: { k: number; bitsPerUrl: number } | undefined;
   const rate = (bpu: number, k: number) => blockedFalsePositiveRate(1, bpu, k, b);
-  for (let k = 1; k <= MAX_K; k++) {
-    let lo = 1;
-    let hi = 1024;
+  // A blocked filter needs more bits than a classic one, and a k at least near the classic optimum.
+  const classic = -Math.log(p) / Math.LN2 ** 2;
+  for (let k = Math.max(1, Math.floor(classic * Math.LN2 * 0.8)); k <= MAX_K; k++) {
+    let lo = classic;
+    let hi = 4 * classic;
     if (rate(hi, k) > p) continue;
-    for (let it = 0; it < 40; it++) {
+    for (let it = 0; it < 24; it++) {
       const mid = (lo + hi) / 2;
       if (rate(mid, k) <= p) hi = mid;
       else lo = mid;
