@@ -4,7 +4,7 @@ import bloomFilters from "bloom-filters";
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
-import { BLOOM_SCHEME, BLOOM_SCHEME_BLOCKED, Frontier } from "../../src/frontier/index.js";
+import { BLOOM_SCHEME, BLOOM_SCHEME_BLOCKED, BloomHasher, bloomParamsFor, Frontier } from "../../src/frontier/index.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 
 let server: TestRedis;
@@ -126,6 +126,31 @@ describe("seen filter", () => {
     expect(await calls("getrange") - g1).toBe(300);
     expect(await calls("setrange") - s1).toBe(0);
     expect(await calls("bitfield")).toBe(b0);
+  });
+
+  it("blocked positions: pinned, all k in one block, uniform over blocks and offsets", () => {
+    const params = bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01 });
+    expect([params.m, params.k, params.blockBits]).toEqual([10_177_280, 6, 256]);
+    // Pinned: a change here means a resumed crawl would look up the wrong bits.
+    expect(new BloomHasher(params).positions("https://www.d1.test/a")).toEqual([9031728, 9031802, 9031779, 9031738, 9031935, 9031873]);
+    // k past the 10 offset bytes of one MD5 digest: more rounds, still one block.
+    const h = new BloomHasher({ m: 256 * 1000, k: 14, seed: 0x5c0ffee, blockBits: 256 });
+    const blocks = new Array<number>(1000).fill(0);
+    const offsets = new Array<number>(256).fill(0);
+    for (let i = 0; i < 20_000; i++) {
+      const pos = h.positions(`https://h${i}.test/p`);
+      const b = Math.floor(pos[0]! / 256);
+      for (const x of pos) expect(Math.floor(x / 256)).toBe(b);
+      blocks[b]!++;
+      for (const x of pos) offsets[x - b * 256]!++;
+    }
+    // 20 URLs per block and 1,094 per offset on average: no block or offset left out or crowded.
+    expect(Math.min(...blocks)).toBeGreaterThan(2);
+    expect(Math.max(...blocks)).toBeLessThan(50);
+    expect(Math.min(...offsets)).toBeGreaterThan(900);
+    expect(Math.max(...offsets)).toBeLessThan(1300);
+    expect(() => new BloomHasher({ m: 1000, k: 3, seed: 1, blockBits: 256 })).toThrow(/divide/);
+    expect(() => bloomParamsFor({ expectedUrls: 1000, falsePositiveRate: 0.01, segmentBits: 1024 })).toThrow(/multiple of 2048/);
   });
 
   it("hashing cost (printed, not asserted)", async () => {

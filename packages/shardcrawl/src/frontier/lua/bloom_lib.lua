@@ -115,52 +115,63 @@ end
 
 -- Bit masks by offset within a byte (Redis numbers a string's bits from the top bit of byte 0).
 local BF_MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
--- The offsets of the block being checked (reused: no table per URL on the test path).
+-- A later stage's offsets (reused table).
 local BF_OFF = {}
+-- Segment key names by stage (1 = stage 0) and segment number.
 local BF_KEYS = {}
 
--- Tests (set_bits false) or tests-and-sets offsets BF_OFF[1..k] of the block of `nb` bytes at byte
+-- Tests (set_bits false) or tests-and-sets offsets offs[o0 + 1 .. o0 + k] of the block of `nb` bytes at byte
 -- `at` of `key`: one GETRANGE, and for a new URL one SETRANGE of the bytes from the first to the
 -- last one changed; a URL found seen writes nothing. True when a bit was clear.
-local function bf_block(key, at, nb, k, set_bits)
+-- Bits are tested with arithmetic (v % 2m >= m), not bit.band: the VM's % costs no C call.
+local function bf_block(key, at, nb, offs, o0, k, set_bits)
   local blk = redis.call('GETRANGE', key, string.format('%d', at), string.format('%d', at + nb - 1))
   local lo, hi = nil, 0
-  for i = 1, k do
-    local o = BF_OFF[i]
-    local x = math.floor(o / 8) + 1
-    if bit.band(string.byte(blk, x) or 0, BF_MASK[o % 8]) == 0 then
+  for i = o0 + 1, o0 + k do
+    local o = offs[i]
+    local r = o % 8
+    local x = (o - r) / 8 + 1
+    local m = BF_MASK[r]
+    if (string.byte(blk, x) or 0) % (m + m) < m then
       if not set_bits then return true end
       if not lo or x < lo then lo = x end
       if x > hi then hi = x end
     end
   end
   if not lo then return false end
+  -- One table per NEW link (Lua's heap is not in used_memory); one C call for the whole span.
   local t = { string.byte(blk, lo, hi) }
   for x = #t + 1, hi - lo + 1 do t[x] = 0 end -- a segment shorter than planned (never allocated)
-  for i = 1, k do
-    local o = BF_OFF[i]
-    local x = math.floor(o / 8) + 1
-    if x >= lo and x <= hi then t[x - lo + 1] = bit.bor(t[x - lo + 1], BF_MASK[o % 8]) end
+  for i = o0 + 1, o0 + k do
+    local o = offs[i]
+    local r = o % 8
+    local x = (o - r) / 8 + 2 - lo
+    local m = BF_MASK[r]
+    if x >= 1 and x <= hi - lo + 1 and t[x] % (m + m) < m then t[x] = t[x] + m end
   end
   redis.call('SETRANGE', key, string.format('%d', at + lo - 1), string.char(unpack(t)))
   return true
 end
 
--- Checks the block holding bit `first` of stage `i` (nil: stage 0, keys P bf:<seg>).
-local function bf_block_at(P, i, first, nb, k, seg, set_bits)
-  local s = math.floor(first / seg)
-  local name = (i or '') .. ':' .. s
-  local key = BF_KEYS[name]
-  if not key then key = P .. 'bf' .. name; BF_KEYS[name] = key end
-  return bf_block(key, (first - s * seg) / 8, nb, k, set_bits)
+-- Checks the block holding bit `first` of stage `i` (0: keys P bf:<seg>; else P bf<i>:<seg>).
+local function bf_block_at(P, i, first, nb, offs, o0, k, seg, set_bits)
+  local s = (first - first % seg) / seg
+  local keys = BF_KEYS[i + 1]
+  if not keys then keys = {}; BF_KEYS[i + 1] = keys end
+  local key = keys[s]
+  if not key then
+    key = P .. 'bf' .. (i > 0 and i or '') .. ':' .. s
+    keys[s] = key
+  end
+  return bf_block(key, (first - s * seg) / 8, nb, offs, o0, k, set_bits)
 end
 
 -- Stage 0 of a blocked filter: the record at blob[j] is the u48 block index and k u8 offsets.
+-- (One C call reads the whole record into a table: cheaper than a string.byte per offset.)
 local function bf_block0(P, blob, j, k, seg, set_bits)
-  local a, b, c, d, e, f = string.byte(blob, j, j + 5)
-  local blk = ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
-  for i = 1, k do BF_OFF[i] = string.byte(blob, j + 5 + i) end
-  return bf_block_at(P, nil, blk * BF_BLOCK, BF_BLOCK / 8, k, seg, set_bits)
+  local r = { string.byte(blob, j, j + 5 + k) }
+  local blk = ((((r[1] * 256 + r[2]) * 256 + r[3]) * 256 + r[4]) * 256 + r[5]) * 256 + r[6]
+  return bf_block_at(P, 0, blk * BF_BLOCK, BF_BLOCK / 8, r, 6, k, seg, set_bits)
 end
 
 -- Stage i (>= 1) of a blocked filter: block and offsets from SHA-1 of the stage number and the
@@ -176,7 +187,7 @@ local function bf_block_stage(P, blob, j, k, i, st, seg, set_bits)
     BF_OFF[n] = tonumber(string.sub(hex, at, at + 2), 16) % b
     at = at + 3
   end
-  return bf_block_at(P, i, blk * b, b / 8, st.k, seg, set_bits)
+  return bf_block_at(P, i, blk * b, b / 8, BF_OFF, 0, st.k, seg, set_bits)
 end
 
 -- Tests (set_bits false) or tests-and-sets one URL against every stage; `stage0(blob, j, k, seg,
