@@ -8,6 +8,7 @@
 // Prints redis-server CPU per page (from /proc, after a warm-up) and Redis commands per page by
 // name (INFO commandstats), for this build and, with --compare DIST, another build's
 // packages/shardcrawl/dist, alternating runs; the ratio of medians is the A/B figure.
+// BENCH_BLOOM_LAYOUT=classic|blocked picks the seen filter's layout (builds that know it; default: the build's default).
 // Usage: node scripts/bench/redis-page.mjs [--compare /path/to/packages/shardcrawl/dist] [--reps 5] [--pages 3000]
 import { spawnSync } from "node:child_process";
 import { createRequire } from "node:module";
@@ -36,7 +37,12 @@ for (let i = 0; i < Number(opts.reps); i++) {
     if (r.status !== 0) throw new Error(`worker ${dist}: ${r.stderr.slice(-3000)}`);
     const run = JSON.parse(r.stdout.trim().split("\n").pop());
     runs[k].push(run);
-    if (run.irByStep) process.stderr.write(`${k}${i} redis-server instructions per page by step: ${Object.entries(run.irByStep).map(([st, v]) => `${st} ${fmt(v / 1000, 1)}k`).join(", ")}\n`);
+    if (run.irByStep) {
+      const all = Object.values(run.irByStep).reduce((x, y) => x + y, 0);
+      const ack = run.irByStep.ack_page ?? 0;
+      process.stderr.write(`${k}${i} redis-server instructions per page by step: ${Object.entries(run.irByStep).map(([st, v]) => `${st} ${fmt(v / 1000, 1)}k`).join(", ")}; ` +
+        `ack_page ${fmt((100 * ack) / all, 1)}% of them, ${fmt(ack / run.linksToRedisPerPage / 1000, 1)}k per link sent, ${fmt(ack / run.addedPerPage / 1000, 1)}k per new link\n`);
+    }
     process.stderr.write(`${k}${i} (load ${loadavg()[0].toFixed(1)}): redis ${fmt(run.redisUsPerPage, 1)} us/page,${run.irPerPage ? ` ${fmt(run.irPerPage / 1000, 1)}k instructions/page,` : ""} client ${fmt(run.clientUsPerPage, 1)} us/page, ${fmt(run.commandsPerPage, 1)} cmds/page, ${fmt(run.linksToRedisPerPage, 1)} links to Redis/page (${fmt(run.addedPerPage, 1)} new)\n`);
   }
 }
@@ -101,7 +107,7 @@ async function worker(dist) {
   const server = process.env.BENCH_CALLGRIND ? await startUnderCallgrind(work) : await startRedisServer(join(work, "redis"));
   const client = new Redis(server.url, { maxRetriesPerRequest: 1, enableAutoPipelining: true });
   try {
-    const f = await Frontier.open(client, { prefix: "sc:", bloom: { expectedUrls: 1_000_000, falsePositiveRate: 0.01 }, delayMs: 100, parseQueueMax: 256 });
+    const f = await Frontier.open(client, { prefix: "sc:", bloom: { expectedUrls: 1_000_000, falsePositiveRate: 0.01, ...(process.env.BENCH_BLOOM_LAYOUT ? { layout: process.env.BENCH_BLOOM_LAYOUT } : {}) }, delayMs: 100, parseQueueMax: 256 });
     await f.addLinks(Array.from({ length: HOSTS }, (_, h) => ({ url: `http://${hostName(h)}/`, host: hostName(h), tier: 0, depth: 0, hops: 0 })), { now: 0, kind: "seeds" });
     const cache = new SeenCache();
     let now = 1_000_000, pages = 0, offset = 0, sent = 0, added = 0;

@@ -17,6 +17,14 @@
 // p (1 + 1/10 + 1/100 + ...) = 1.11 p. Stage 0 keeps the sizing it always had (tightening it to
 // p x 0.9 would change m and refuse every running crawl on resume), hence the 1.11 rather than 1.
 // Only stage-0 positions are computed here; later stages derive theirs from them in Lua.
+//
+// Layout. A new crawl's filter is BLOCKED (Putze et al. 2007): all k bits of a URL lie in one
+// block of BLOOM_BLOCK_BITS bits, so Redis tests a URL with one GETRANGE and marks a new one with
+// one SETRANGE (a seen URL writes nothing, so nothing reaches the AOF), where the classic layout
+// cost one BITFIELD of k SET subcommands per link, seen or not. A URL's record shrinks from k
+// u48 positions to a u48 block index and k u8 offsets. Blocks cost bits: m and k are sized from
+// the blocked filter's own rate (blockedFalsePositiveRate), not the classic formula. Crawls
+// started with the classic layout keep it (P bf:params names the scheme; both are supported).
 import { hash } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
@@ -27,8 +35,18 @@ import type { Scripts } from "./scripts.js";
 // seedrandom, long...), ~0.2 s of CPU at every process start for one function we use.
 const { default: Hashing } = createRequire(import.meta.url)("bloom-filters/dist/hashing/hashing.js") as typeof import("bloom-filters/dist/hashing/hashing.js");
 
-/** Names the hashing scheme, so a resumed crawl with different code refuses to run. */
+/** Names the classic hashing scheme, so a resumed crawl with different code refuses to run. */
 export const BLOOM_SCHEME = "md5-48x2+bloom-filters-edh";
+/** Names the blocked scheme: MD5 -> u48 block index + k u8 offsets (more MD5 rounds past 10). */
+export const BLOOM_SCHEME_BLOCKED = "md5-blocked-u48+u8";
+/** Bits of a stage-0 block: 32 bytes per GETRANGE; offsets fit one byte (B must divide 256). */
+export const BLOOM_BLOCK_BITS = 256;
+/**
+ * Bits of a block of a later stage (derived in Lua, so not bound to byte offsets). Later stages
+ * run at p/10^i, where small blocks waste bits (at 1e-5: 35 bits per URL with 256-bit blocks,
+ * 25.4 with 2048, 24.0 classic) and hold most URLs of a grown filter.
+ */
+export const BLOOM_STAGE_BLOCK_BITS = 2048;
 /** A segment is one Redis string (max 512 MB = 2^32 bits); 2^31 bits = 256 MB per key. */
 export const DEFAULT_SEGMENT_BITS = 2 ** 31;
 /** Fixed default seed: positions must be identical in every process and every run. */
@@ -54,14 +72,85 @@ export interface BloomStage {
   p: number;
   m: number;
   k: number;
+  /** Bits per block (0 or absent: classic layout). */
+  blockBits?: number;
+}
+
+/** Expected false-positive rate of a blocked filter of m bits and blocks of b bits holding c URLs
+ * with k bits each: the URLs per block are Poisson(c b / m); inside a block of j URLs a probe
+ * meets k set bits with the classic rate (1 - (1 - 1/b)^(kj))^k. */
+export function blockedFalsePositiveRate(c: number, m: number, k: number, b: number): number {
+  const lam = (c * b) / m;
+  if (!(lam > 0)) return 0;
+  const lo = Math.max(0, Math.floor(lam - 8 * Math.sqrt(lam) - 20));
+  const hi = Math.ceil(lam + 8 * Math.sqrt(lam) + 20);
+  const r = (1 - 1 / b) ** k;
+  // Poisson terms start in log space (e^-lam underflows for big blocks of a much overfilled filter).
+  let term = Math.exp(-lam + lo * Math.log(lam) - logFactorial(lo));
+  let rj = r ** lo;
+  let sum = 0;
+  for (let j = lo; j <= hi; j++) {
+    sum += term * (1 - rj) ** k;
+    term *= lam / (j + 1);
+    rj *= r;
+  }
+  return Math.min(1, sum);
+}
+
+function logFactorial(n: number): number {
+  let s = 0;
+  for (let i = 2; i <= n; i++) s += Math.log(i);
+  return s;
+}
+
+const sizingMemo = new Map<string, { k: number; bitsPerUrl: number }>();
+
+/** The k and the fewest bits per URL for which a blocked filter of b-bit blocks meets rate p (numeric search). */
+export function blockedSizing(p: number, b: number): { k: number; bitsPerUrl: number } {
+  const key = `${p},${b}`;
+  const hit = sizingMemo.get(key);
+  if (hit) return hit;
+  let best: { k: number; bitsPerUrl: number } | undefined;
+  const rate = (bpu: number, k: number) => blockedFalsePositiveRate(1, bpu, k, b);
+  // A blocked filter needs more bits than a classic one, and a k at least near the classic optimum.
+  const classic = -Math.log(p) / Math.LN2 ** 2;
+  for (let k = Math.max(1, Math.floor(classic * Math.LN2 * 0.8)); k <= MAX_K; k++) {
+    let lo = classic;
+    let hi = 4 * classic;
+    if (rate(hi, k) > p) continue;
+    for (let it = 0; it < 24; it++) {
+      const mid = (lo + hi) / 2;
+      if (rate(mid, k) <= p) hi = mid;
+      else lo = mid;
+    }
+    if (!best || hi < best.bitsPerUrl) best = { k, bitsPerUrl: hi };
+    else if (hi > best.bitsPerUrl * 1.05) break; // past the optimum: bits only grow with k
+  }
+  if (!best) throw new RangeError(`bloom: no blocked filter of ${b}-bit blocks reaches p=${p}`);
+  sizingMemo.set(key, best);
+  return best;
+}
+
+/** m (a whole number of blocks) and k of a blocked stage of n URLs at rate p. */
+function blockedStage(n: number, p: number, b: number): { m: number; k: number } {
+  const { k, bitsPerUrl } = blockedSizing(p, b);
+  return { m: Math.max(1, Math.ceil((n * bitsPerUrl) / b)) * b, k };
 }
 
 /** The planned stages: stage 0 is the filter of `params`; then BLOOM_GROWTH x the URLs at BLOOM_TIGHTENING x the rate. */
-export function bloomStages(params: Pick<BloomParams, "n" | "p" | "m" | "k">): BloomStage[] {
-  const out: BloomStage[] = [{ n: params.n, p: params.p, m: params.m, k: params.k }];
+export function bloomStages(params: Pick<BloomParams, "n" | "p" | "m" | "k" | "blockBits">): BloomStage[] {
+  const blocked = (params.blockBits ?? 0) > 0;
+  const out: BloomStage[] = [{ n: params.n, p: params.p, m: params.m, k: params.k, ...(blocked ? { blockBits: params.blockBits } : {}) }];
   for (let i = 1; i < BLOOM_MAX_STAGES; i++) {
     const n = params.n * BLOOM_GROWTH ** i;
     const p = params.p * BLOOM_TIGHTENING ** i;
+    if (blocked) {
+      if (!Number.isSafeInteger(n)) break;
+      const st = blockedStage(n, p, BLOOM_STAGE_BLOCK_BITS);
+      if (st.m > MAX_BITS) break;
+      out.push({ n, p, m: st.m, k: st.k, blockBits: BLOOM_STAGE_BLOCK_BITS });
+      continue;
+    }
     const m = Math.max(64, Math.ceil((-n * Math.log(p)) / Math.LN2 ** 2));
     // Lua's stage positions need m below 2^46 (bloom_lib.lua) and Redis a k it can afford.
     if (!Number.isSafeInteger(n) || m > MAX_BITS) break;
@@ -70,9 +159,9 @@ export function bloomStages(params: Pick<BloomParams, "n" | "p" | "m" | "k">): B
   return out;
 }
 
-/** The plan as stored in P bf:plan: "m,k,n;" per stage. */
+/** The plan as stored in P bf:plan: "m,k,n;" per stage, "m,k,n,blockBits;" for a blocked one. */
 export function bloomPlan(stages: readonly BloomStage[]): string {
-  return stages.map((s) => `${s.m},${s.k},${s.n}`).join(";");
+  return stages.map((s) => (s.blockBits ? `${s.m},${s.k},${s.n},${s.blockBits}` : `${s.m},${s.k},${s.n}`)).join(";");
 }
 
 /** The seen filter's state for metrics and the status page. */
@@ -89,7 +178,8 @@ export interface BloomStatus {
   capacity: number;
   /** Fill ratio (bits set / bits) of the newest stage, estimated from its insertions: 1 - e^(-kc/m). */
   fillRatio: number;
-  /** Estimated rate at which a new URL is taken for seen now: 1 - prod(1 - fill_i^k_i). */
+  /** Estimated rate at which a new URL is taken for seen now: 1 - prod(1 - rate_i), rate_i fill_i^k_i
+   * for a classic stage, blockedFalsePositiveRate for a blocked one. */
   estimatedFalsePositiveRate: number;
   /** Bits allocated in all stages in use. */
   bits: number;
@@ -110,7 +200,7 @@ export function bloomStatusOf(stages: readonly BloomStage[], inUse: number, coun
   used.forEach((st, i) => {
     const c = Math.max(0, counts[i] ?? 0);
     fill = 1 - Math.exp((-st.k * c) / st.m);
-    notFp *= 1 - fill ** st.k;
+    notFp *= 1 - (st.blockBits ? blockedFalsePositiveRate(c, st.m, st.k, st.blockBits) : fill ** st.k);
     bits += st.m;
     insertions += c;
     capacity += st.n;
@@ -131,6 +221,8 @@ export interface BloomSizing {
   falsePositiveRate: number;
   segmentBits?: number;
   seed?: number;
+  /** "blocked" (the default for a new crawl) or "classic" (the layout of crawls started before it). */
+  layout?: "blocked" | "classic";
 }
 
 /** Everything needed to compute positions; stored in Redis on first init and reused on resume. */
@@ -146,9 +238,11 @@ export interface BloomParams {
   seed: number;
   /** Positions of a fixed probe URL, to detect a change in hashing (e.g. a library upgrade). */
   probe: number[];
+  /** Bits per block of a blocked filter (stage 0); absent: the classic layout. */
+  blockBits?: number;
 }
 
-/** m = -n ln p / (ln 2)^2, k = round(m/n ln 2). */
+/** Classic: m = -n ln p / (ln 2)^2, k = round(m/n ln 2). Blocked: m and k from blockedSizing. */
 export function bloomParamsFor(sizing: BloomSizing): BloomParams {
   const { expectedUrls: n, falsePositiveRate: p } = sizing;
   const segmentBits = sizing.segmentBits ?? DEFAULT_SEGMENT_BITS;
@@ -159,6 +253,16 @@ export function bloomParamsFor(sizing: BloomSizing): BloomParams {
     throw new RangeError(`bloom: segmentBits must be a multiple of 8 in [64, 2^32], got ${segmentBits}`);
   }
   if (!Number.isSafeInteger(seed) || seed < 0 || seed > 0xffffffff) throw new RangeError(`bloom: seed must be a uint32, got ${seed}`);
+  if (sizing.layout !== undefined && sizing.layout !== "blocked" && sizing.layout !== "classic") throw new RangeError(`bloom: layout must be "blocked" or "classic", got ${String(sizing.layout)}`);
+  if (sizing.layout !== "classic") {
+    // A block (of any stage) must never straddle two segments.
+    if (segmentBits % BLOOM_STAGE_BLOCK_BITS !== 0) throw new RangeError(`bloom: segmentBits must be a multiple of ${BLOOM_STAGE_BLOCK_BITS} for the blocked layout, got ${segmentBits}`);
+    const { m, k } = blockedStage(n, p, BLOOM_BLOCK_BITS);
+    if (m > MAX_BITS) throw new RangeError(`bloom: ${m} bits needed for n=${n}, p=${p}; the limit is 2^46`);
+    const params: BloomParams = { scheme: BLOOM_SCHEME_BLOCKED, n, p, m, k, segmentBits, seed, probe: [], blockBits: BLOOM_BLOCK_BITS };
+    params.probe = new BloomHasher(params).positions(PROBE_URL);
+    return params;
+  }
   const m = Math.max(64, Math.ceil((-n * Math.log(p)) / Math.LN2 ** 2));
   if (m > MAX_BITS) throw new RangeError(`bloom: ${m} bits needed for n=${n}, p=${p}; the limit is 2^46`);
   const k = Math.min(MAX_K, Math.max(1, Math.round((m / n) * Math.LN2)));
@@ -179,36 +283,65 @@ export async function readBloomStatus(redis: Redis, keys: FrontierKeys, params: 
 }
 
 function parsePlan(plan: string, params: BloomParams): BloomStage[] {
-  const p = bloomStages(params);
   return plan.split(";").map((part, i) => {
-    const [m, k, n] = part.split(",").map(Number);
-    return { m: m!, k: k!, n: n!, p: p[i]?.p ?? params.p * BLOOM_TIGHTENING ** i };
+    const [m, k, n, b] = part.split(",").map(Number);
+    return { m: m!, k: k!, n: n!, p: params.p * BLOOM_TIGHTENING ** i, ...(b ? { blockBits: b } : {}) };
   });
 }
 
-/** Computes the k bit positions of a URL. Cheap to construct; safe to use in worker threads. */
+/**
+ * Computes the k bit positions of a URL. Cheap to construct; safe to use in worker threads. In a
+ * blocked filter all k lie in one block (packLinks sends them as block index + offsets).
+ */
 export class BloomHasher {
   private readonly hashing = new Hashing();
   private readonly seedPrefix: string;
+  private readonly blockBits: number;
 
-  constructor(readonly params: Pick<BloomParams, "m" | "k" | "seed">) {
+  constructor(readonly params: Pick<BloomParams, "m" | "k" | "seed" | "blockBits">) {
     this.seedPrefix = `${params.seed}\u0000`;
+    this.blockBits = params.blockBits ?? 0;
+    if (this.blockBits > 0 && (256 % this.blockBits !== 0 || params.m % this.blockBits !== 0)) {
+      throw new RangeError(`bloom: a block of ${this.blockBits} bits must divide 256 and m (${params.m})`);
+    }
   }
 
   positions(url: string): number[] {
     const { m, k } = this.params;
     const digest = hash("md5", this.seedPrefix + url, "buffer");
+    if (this.blockBits > 0) return this.blocked(digest, m, k, this.blockBits);
     const a = digest.readUIntBE(0, 6) % m;
     const b = digest.readUIntBE(6, 6) % m;
     const out = new Array<number>(k);
     for (let i = 0; i < k; i++) out[i] = this.hashing.doubleHashing(i, a, b, m);
     return out;
   }
+
+  /** Block from the digest's first 48 bits; one independent byte per offset (MD5 of the digest again past 10). */
+  private blocked(digest: Buffer, m: number, k: number, b: number): number[] {
+    const base = (digest.readUIntBE(0, 6) % (m / b)) * b;
+    const out = new Array<number>(k);
+    let src = digest;
+    let at = 6;
+    for (let i = 0; i < k; i++) {
+      if (at >= src.length) {
+        src = hash("md5", src, "buffer");
+        at = 0;
+      }
+      out[i] = base + (src[at++]! % b);
+    }
+    return out;
+  }
 }
 
 function sameParams(a: BloomParams, b: BloomParams): boolean {
   return a.scheme === b.scheme && a.n === b.n && a.p === b.p && a.m === b.m && a.k === b.k &&
-    a.segmentBits === b.segmentBits && a.seed === b.seed;
+    a.segmentBits === b.segmentBits && a.seed === b.seed && (a.blockBits ?? 0) === (b.blockBits ?? 0);
+}
+
+/** The scheme a layout hashes with (a stored filter must name the one its layout implies). */
+function schemeOf(p: Pick<BloomParams, "blockBits">): string {
+  return (p.blockBits ?? 0) > 0 ? BLOOM_SCHEME_BLOCKED : BLOOM_SCHEME;
 }
 
 function parseStoredParams(json: string): BloomParams {
@@ -219,7 +352,7 @@ function parseStoredParams(json: string): BloomParams {
     throw new Error(`bloom: stored parameters are not JSON: ${json.slice(0, 200)}`);
   }
   const o = v as Partial<BloomParams>;
-  const nums = [o.n, o.p, o.m, o.k, o.segmentBits, o.seed];
+  const nums = [o.n, o.p, o.m, o.k, o.segmentBits, o.seed, o.blockBits ?? 0];
   if (typeof o.scheme !== "string" || nums.some((x) => typeof x !== "number") || !Array.isArray(o.probe)) {
     throw new Error(`bloom: stored parameters are malformed: ${json.slice(0, 200)}`);
   }
@@ -246,13 +379,20 @@ export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKe
   }
   if (stored === null) throw new Error(`bloom: could not store parameters under ${keys.bloomParams}`);
   const params = parseStoredParams(stored);
+  // A crawl started with the classic layout resumes with it unless the caller named a layout.
+  if (wanted && sizing && sizing.layout === undefined && params.scheme === BLOOM_SCHEME && wanted.scheme !== BLOOM_SCHEME) {
+    wanted = bloomParamsFor({ ...sizing, layout: "classic" });
+  }
   if (wanted && !sameParams(wanted, params)) {
-    const show = (x: BloomParams) => JSON.stringify({ scheme: x.scheme, n: x.n, p: x.p, m: x.m, k: x.k, segmentBits: x.segmentBits, seed: x.seed });
+    const show = (x: BloomParams) => JSON.stringify({ scheme: x.scheme, n: x.n, p: x.p, m: x.m, k: x.k, segmentBits: x.segmentBits, seed: x.seed, blockBits: x.blockBits ?? 0 });
     throw new Error(`bloom: this crawl's filter was built with ${show(params)}; refusing ${show(wanted)} (use the stored values or a new prefix)`);
+  }
+  if (params.scheme !== schemeOf(params)) {
+    throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, this code knows ${BLOOM_SCHEME} and ${BLOOM_SCHEME_BLOCKED})`);
   }
   const probe = new BloomHasher(params).positions(PROBE_URL);
   if (!readOnly) await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
-  if (params.scheme !== BLOOM_SCHEME || probe.join(",") !== params.probe.join(",")) {
+  if (probe.join(",") !== params.probe.join(",")) {
     throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, probe ${params.probe.join(",")} vs ${probe.join(",")})`);
   }
   return params;

@@ -11,7 +11,7 @@ import type { FetchedPage, FetchErrorClass, Lease } from "../shared/types.js";
 import { BloomHasher, initBloom, readBloomStatus, type BloomParams, type BloomSizing, type BloomStatus } from "./bloom.js";
 import { decodeElement } from "./element.js";
 import { DEFAULT_PREFIX, FrontierKeys } from "./keys.js";
-import { MAX_LINKS_PER_CALL, packLinks, writePositions, type HashedLink, type QueueCaps } from "./links.js";
+import { MAX_LINKS_PER_CALL, packBloomProbe, packLinks, type HashedLink, type QueueCaps } from "./links.js";
 import { encodePage, type SpooledPage } from "./page-codec.js";
 import { ParseQueue } from "./parse-queue.js";
 import { RobotsCache } from "./robots-cache.js";
@@ -397,10 +397,8 @@ export class Frontier {
     const out: boolean[] = [];
     for (let i = 0; i < urls.length; i += MAX_LINKS_PER_CALL) {
       const batch = urls.slice(i, i + MAX_LINKS_PER_CALL);
-      const rec = 6 * this.bloom.k;
-      const blob = Buffer.allocUnsafe(batch.length * rec);
-      batch.forEach((url, j) => writePositions(blob, j * rec, this.hasher.positions(url)));
-      const r = (await this.scripts.run("bloom_test", [this.keys.prefix, this.bloom.segmentBits, this.bloom.k, blob])) as unknown[];
+      const { layout, blob } = packBloomProbe(this.bloom, batch.map((url) => this.hasher.positions(url)));
+      const r = (await this.scripts.run("bloom_test", [this.keys.prefix, this.bloom.segmentBits, layout, blob])) as unknown[];
       for (const v of r) out.push(toInt(v) === 1);
     }
     return out;

@@ -10,7 +10,7 @@ export { RobotsCache, MAX_ROBOTS_BODY_CHARS } from "./robots-cache.js";
 export type { RobotsCacheEntry, RobotsVerdict } from "./robots-cache.js";
 export { RobotsOutages, DEFERRED_LIST_MAX, parseOutage } from "./robots-outages.js";
 export type { DeferredHost } from "./robots-outages.js";
-export { BloomHasher, bloomParamsFor, BLOOM_SCHEME, DEFAULT_BLOOM_SEED, DEFAULT_SEGMENT_BITS } from "./bloom.js";
+export { BloomHasher, bloomParamsFor, BLOOM_SCHEME, BLOOM_SCHEME_BLOCKED, DEFAULT_BLOOM_SEED, DEFAULT_SEGMENT_BITS } from "./bloom.js";
 export type { BloomParams, BloomSizing, BloomStatus } from "./bloom.js";
 export { BLOOM_WARN_RATIO, bloomStages, bloomStatusOf } from "./bloom.js";
 export { FrontierKeys, DEFAULT_PREFIX } from "./keys.js";
@@ -34,4 +34,4 @@ export { ExclusionList, ExclusionSet, parseExclusionPattern, EXCLUSIONS_REFRESH_
 export type { Exclusion } from "./exclusions.js";
 export { purgeExcluded } from "./exclusion-purge.js";
 export { initBloom } from "./bloom.js";
-export { writePositions } from "./links.js";
+export { packBloomProbe, writePositions } from "./links.js";

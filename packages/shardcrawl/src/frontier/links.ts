@@ -1,6 +1,6 @@
 // Packs links into the argument layout of lib.lua's add_links (used by add_links.lua and
-// ack_page.lua): segment bits, caps, k, ONE binary blob of per-link records (host index, origin
-// index, tier, element length, k Bloom positions), the counts of distinct hosts and origins, and
+// ack_page.lua): segment bits, caps, the Bloom layout (bloomLayoutArg), ONE binary blob of
+// per-link records (host index, origin index, tier, element length, the URL's Bloom record), the counts of distinct hosts and origins, and
 // ONE text argument: those hosts and origins, each ended by "\n", then every link's queue element
 // back to back. A fixed number of arguments whatever the link count: the client encodes no
 // per-link argument (ioredis' per-argument framing and copying was most of its cost of an ack),
@@ -49,7 +49,7 @@ function hasControlChar(s: string): boolean {
 }
 
 /** Why a link is unusable, or undefined when it is fine. */
-export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m" | "k">): string | undefined {
+export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m" | "k" | "blockBits">): string | undefined {
   if (typeof link.url !== "string" || link.url.length === 0) return "url-missing";
   if (link.url.length > MAX_QUEUED_URL_LENGTH) return "url-too-long";
   // Queue elements use control bytes as separators (element.ts); normalized URLs have none.
@@ -61,9 +61,12 @@ export function invalidLinkReason(link: HashedLink, params: Pick<BloomParams, "m
   if (link.bloom !== undefined) {
     const b = link.bloom as unknown;
     if (!(Array.isArray(b) || b instanceof Float64Array) || link.bloom.length !== params.k) return "bloom-invalid";
+    const b0 = params.blockBits ? Math.floor(link.bloom[0]! / params.blockBits) * params.blockBits : 0;
     for (let i = 0; i < link.bloom.length; i++) {
       const p = link.bloom[i]!;
       if (!Number.isSafeInteger(p) || p < 0 || p >= params.m) return "bloom-invalid";
+      // A blocked filter's positions must share one block (the record carries one block index).
+      if (params.blockBits && (p < b0 || p >= b0 + params.blockBits)) return "bloom-invalid";
     }
   }
   return undefined;
@@ -79,14 +82,43 @@ export interface PackedLinks {
   sentUrls: string[];
 }
 
-/** Writes k positions as big-endian u48 (positions are below 2^46, see bloom.ts). */
-export function writePositions(buf: Buffer, offset: number, positions: ArrayLike<number>): void {
+/**
+ * Writes a URL's Bloom record: classic, k positions as big-endian u48 (positions are below 2^46,
+ * see bloom.ts); blocked (blockBits > 0), the u48 block index then k u8 offsets in the block
+ * (all positions lie in one block: BloomHasher).
+ */
+export function writePositions(buf: Buffer, offset: number, positions: ArrayLike<number>, blockBits = 0): void {
+  if (blockBits > 0) {
+    const block = Math.floor(positions[0]! / blockBits);
+    buf.writeUIntBE(block, offset, 6);
+    const base = block * blockBits;
+    for (let i = 0; i < positions.length; i++) buf[offset + 6 + i] = positions[i]! - base;
+    return;
+  }
   for (let i = 0; i < positions.length; i++) buf.writeUIntBE(positions[i]!, offset + i * 6, 6);
+}
+
+/** Bytes of one URL's Bloom record (writePositions). */
+export function bloomRecordBytes(params: Pick<BloomParams, "k" | "blockBits">): number {
+  return params.blockBits ? 6 + params.k : 6 * params.k;
+}
+
+/** The layout argument of the Lua scripts (bloom_lib.lua bf_layout): "k" classic, "k" + "b" + block bits blocked. */
+export function bloomLayoutArg(params: Pick<BloomParams, "k" | "blockBits">): string {
+  return params.blockBits ? `${params.k}b${params.blockBits}` : String(params.k);
+}
+
+/** The blob and layout argument of bloom_test.lua for some URLs' positions. */
+export function packBloomProbe(params: Pick<BloomParams, "k" | "blockBits">, positions: ReadonlyArray<ArrayLike<number>>): { layout: string; blob: Buffer } {
+  const rec = bloomRecordBytes(params);
+  const blob = Buffer.allocUnsafe(positions.length * rec);
+  positions.forEach((p, j) => writePositions(blob, j * rec, p, params.blockBits));
+  return { layout: bloomLayoutArg(params), blob };
 }
 
 export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, params: BloomParams, caps: QueueCaps): PackedLinks {
   if (links.length > MAX_LINKS_PER_CALL) throw new RangeError(`frontier: at most ${MAX_LINKS_PER_CALL} links per call, got ${links.length}`);
-  const rec = LINK_RECORD_BYTES + 6 * params.k;
+  const rec = LINK_RECORD_BYTES + bloomRecordBytes(params);
   const blob = Buffer.allocUnsafe(links.length * rec);
   const hosts = new Map<string, number>();
   const origins = new Map<string, number>();
@@ -129,7 +161,7 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     blob.writeUInt16BE(oi, at + 2);
     blob.writeUInt8(link.tier, at + 4);
     blob.writeUInt16BE(elBytes, at + 5);
-    writePositions(blob, at + LINK_RECORD_BYTES, link.bloom ?? hasher.positions(link.url));
+    writePositions(blob, at + LINK_RECORD_BYTES, link.bloom ?? hasher.positions(link.url), params.blockBits);
     elements.push(el);
     sentUrls.push(link.url);
   }
@@ -141,7 +173,7 @@ export function packLinks(links: readonly HashedLink[], hasher: BloomHasher, par
     : Buffer.from(names + elements.join(""), "latin1");
   const count = elements.length;
   const args: ScriptArg[] = [
-    params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, params.k, blob.subarray(0, count * rec),
+    params.segmentBits, caps.maxQueuedPerHost, caps.maxQueuedTotal, bloomLayoutArg(params), blob.subarray(0, count * rec),
     hosts.size, origins.size, text,
   ];
   // The cap on hosts per registrable domain needs each host's domain (public suffix list, tldts).

@@ -60,7 +60,9 @@ let sources: Map<ScriptName, string> | undefined;
 
 function loadSources(): Map<ScriptName, string> {
   if (sources) return sources;
-  const read = (file: string) => readFileSync(new URL(file, LUA_DIR), "utf8");
+  // Full-line comments are blanked (line numbers in Lua errors stay right): Redis keeps every
+  // script's text in used_memory, and most scripts carry lib.lua and bloom_lib.lua.
+  const read = (file: string) => readFileSync(new URL(file, LUA_DIR), "utf8").replace(/^[ \t]*--.*$/gm, "");
   const lib = read("lib.lua").replaceAll("__MAX_TIER__", String(MAX_TIER)).replaceAll("__SHEDLOG_MAX__", String(SHED_LOG_MAX));
   // The seen filter's growth comes first: lib.lua's add_links calls it.
   const bloomLib = read("bloom_lib.lua");

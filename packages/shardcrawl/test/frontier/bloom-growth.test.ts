@@ -6,6 +6,7 @@ import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
 import { BLOOM_WARN_RATIO, bloomStages, Frontier } from "../../src/frontier/index.js";
+import { blockedFalsePositiveRate } from "../../src/frontier/bloom.js";
 import { renderMetrics } from "../../src/node/metrics.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
 
@@ -83,7 +84,8 @@ describe("growing seen filter", () => {
 
   it("resumes a filter built before growth: insertions estimated from its bits, then it grows", async () => {
     const n = 5_000;
-    const f = await Frontier.open(redis, { prefix: "old:", bloom: { expectedUrls: n, falsePositiveRate: 0.02 } });
+    // Code before growth knew only the classic layout.
+    const f = await Frontier.open(redis, { prefix: "old:", bloom: { expectedUrls: n, falsePositiveRate: 0.02, layout: "classic" } });
     await redis.del("old:bf:grow", "old:bf:plan");
     const dropped = await insert(f, "in", 4_000);
     expect(await redis.exists("old:bf:grow")).toBe(0);
@@ -109,5 +111,13 @@ describe("growing seen filter", () => {
     expect(st[1]!.k).toBe(10);
     expect(st.length).toBe(8);
     expect(BLOOM_WARN_RATIO).toBe(1.2);
+    // Blocked: every stage sized by the blocked rate, later stages in bigger blocks.
+    const b = bloomStages({ n: 1_000_000, p: 0.01, m: 10_182_400, k: 6, blockBits: 256 });
+    expect(b[0]!.blockBits).toBe(256);
+    expect(b[1]!.blockBits).toBe(2048);
+    expect(b[1]!.m % 2048).toBe(0);
+    for (const st of b) expect(blockedFalsePositiveRate(st.n, st.m, st.k, st.blockBits!)).toBeLessThanOrEqual(st.p);
+    // ... and stage 1 within 6% of the classic filter's bits per URL.
+    expect(b[1]!.m / b[1]!.n).toBeLessThan(1.06 * (-Math.log(0.001) / Math.LN2 ** 2));
   });
 });

@@ -61,19 +61,19 @@ describe("link validation", () => {
 
 describe("bloom sizing and hashing", () => {
   it("sizes m and k from n and p", () => {
-    const b = bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01 });
+    const b = bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01, layout: "classic" });
     expect(b.m).toBe(Math.ceil((-1_000_000 * Math.log(0.01)) / Math.LN2 ** 2));
     expect(b.m).toBe(9_585_059);
     expect(b.k).toBe(7);
     // A billion URLs needs more than 2^32 bits: several segments.
-    const big = bloomParamsFor({ expectedUrls: 1_000_000_000, falsePositiveRate: 0.01 });
+    const big = bloomParamsFor({ expectedUrls: 1_000_000_000, falsePositiveRate: 0.01, layout: "classic" });
     expect(big.m).toBeGreaterThan(2 ** 32);
     expect(() => bloomParamsFor({ expectedUrls: 0, falsePositiveRate: 0.01 })).toThrow(/expectedUrls/);
     expect(() => bloomParamsFor({ expectedUrls: 10, falsePositiveRate: 1 })).toThrow(/falsePositiveRate/);
   });
 
   it("gives stable positions (fixed seed) in range, also above 2^32 bits", () => {
-    const h = new BloomHasher(bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01 }));
+    const h = new BloomHasher(bloomParamsFor({ expectedUrls: 1_000_000, falsePositiveRate: 0.01, layout: "classic" }));
     const a = h.positions("https://www.d1.test/a");
     // Pinned: a change here means a resumed crawl would look up the wrong bits.
     expect(a).toEqual(new BloomHasher({ m: 9_585_059, k: 7, seed: 0x5c0ffee }).positions("https://www.d1.test/a"));

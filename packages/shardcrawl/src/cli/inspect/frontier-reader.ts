@@ -4,7 +4,7 @@
 // a bounded number of round trips.
 import type { Redis } from "ioredis";
 import {
-  BloomHasher, CrawlScopeStore, FrontierKeys, RobotsCache, Scripts, decodeElement, initBloom, writePositions, type BloomParams, type RobotsCacheEntry,
+  BloomHasher, CrawlScopeStore, FrontierKeys, RobotsCache, Scripts, decodeElement, initBloom, packBloomProbe, type BloomParams, type RobotsCacheEntry,
 } from "../../frontier/index.js";
 import { MAX_TIER } from "../../shared/types.js";
 import { registrableDomain, type ScopeMode } from "../../url/scope.js";
@@ -166,10 +166,8 @@ export class FrontierReader {
 
   /** Seen filter test (true = maybe seen, false = certainly never admitted). */
   async mightHaveSeen(url: string): Promise<boolean> {
-    const positions = new BloomHasher(this.bloom).positions(url);
-    const blob = Buffer.allocUnsafe(6 * this.bloom.k);
-    writePositions(blob, 0, positions);
-    const r = (await this.scripts.run("bloom_test", [this.keys.prefix, this.bloom.segmentBits, this.bloom.k, blob])) as unknown[];
+    const { layout, blob } = packBloomProbe(this.bloom, [new BloomHasher(this.bloom).positions(url)]);
+    const r = (await this.scripts.run("bloom_test", [this.keys.prefix, this.bloom.segmentBits, layout, blob])) as unknown[];
     return toInt(r[0]) === 1;
   }
 

@@ -4,7 +4,7 @@
 -- Prepended with lib.lua.
 -- KEYS: none (names computed from the prefix)
 -- ARGV: [1..4] common (lib.lua); [5] consumer; [6] page id; [7] parse error class ("" = none);
---       [8..] add_links parameters (lib.lua: segment bits, caps, k, binary link records, hosts, origins, elements)
+--       [8..] add_links parameters (lib.lua: segment bits, caps, Bloom layout, binary link records, hosts, origins, elements)
 --       [last] optional: "pk\n" then "<host>\t<domain>\n" per host of the page's links (domain politeness)
 -- Touches: P pi:<consumer>, P pg:<id>, P pqt, P pqb, P stats, P bf:<i>, P bf:grow, P bf<s>:<i>, P h:<host>, P q<tier>:<host>, P ready
 --          and through lib.lua: P bf:plan, P big, P d:<domain>, P dh, P dw:<domain>, P flow, P flowcfg (read), P held, P shedlog, P spill

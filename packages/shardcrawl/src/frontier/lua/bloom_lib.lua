@@ -11,8 +11,27 @@
 -- "m,k,n;m,k,n;..." per stage), P bf<i>:<seg> (segments of stage i >= 1), P stats (bloom:grown,
 -- counted when a stage is added).
 -- A crawl without P bf:grow (a filter no code has planned yet) behaves as a fixed filter.
+-- Two layouts (bloom.ts): classic (k u48 positions per URL, bits flipped with BITFIELD) and
+-- blocked (a u48 block index and k u8 offsets: one GETRANGE per stage, one SETRANGE for a new URL).
+-- A blocked stage's plan entry carries its block size ("m,k,n,B"); a later stage's block and
+-- offsets come from SHA-1 of the stage number and the URL's stage-0 record.
 
 local BF = nil
+-- Bits per stage-0 block of this call's records (0: classic), set by bf_layout.
+local BF_BLOCK = 0
+
+-- The layout argument: "7" (classic, k = 7) or "6b256" (blocked, k = 6, 256-bit blocks).
+-- Returns k and the bytes of one URL's record.
+local function bf_layout(arg)
+  local k, b = string.match(arg, '^(%d+)b(%d+)$')
+  if k then
+    BF_BLOCK = tonumber(b)
+    return tonumber(k), 6 + tonumber(k)
+  end
+  BF_BLOCK = 0
+  k = tonumber(arg)
+  return k, 6 * k
+end
 
 local function bf_state(P)
   if not BF then
@@ -29,8 +48,8 @@ local function bf_stages(bf)
     bf.stages = {}
     local plan = redis.call('GET', bf.P .. 'bf:plan')
     if plan then
-      for m, k, n in string.gmatch(plan, '(%d+),(%d+),(%d+)') do
-        bf.stages[#bf.stages + 1] = { m = tonumber(m), k = tonumber(k), n = tonumber(n) }
+      for m, k, n, b in string.gmatch(plan, '(%d+),(%d+),(%d+),?(%d*)') do
+        bf.stages[#bf.stages + 1] = { m = tonumber(m), k = tonumber(k), n = tonumber(n), b = tonumber(b) or 0 }
       end
     end
   end
@@ -94,6 +113,83 @@ local function bf_stage_bits(P, i, pos, seg, set_bits)
   return fresh
 end
 
+-- Bit masks by offset within a byte (Redis numbers a string's bits from the top bit of byte 0).
+local BF_MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
+-- A later stage's offsets (reused table).
+local BF_OFF = {}
+-- Segment key names by stage (1 = stage 0) and segment number.
+local BF_KEYS = {}
+
+-- Tests (set_bits false) or tests-and-sets offsets offs[o0 + 1 .. o0 + k] of the block of `nb` bytes at byte
+-- `at` of `key`: one GETRANGE, and for a new URL one SETRANGE of the bytes from the first to the
+-- last one changed; a URL found seen writes nothing. True when a bit was clear.
+-- Bits are tested with arithmetic (v % 2m >= m), not bit.band: the VM's % costs no C call.
+local function bf_block(key, at, nb, offs, o0, k, set_bits)
+  local blk = redis.call('GETRANGE', key, string.format('%d', at), string.format('%d', at + nb - 1))
+  local lo, hi = nil, 0
+  for i = o0 + 1, o0 + k do
+    local o = offs[i]
+    local r = o % 8
+    local x = (o - r) / 8 + 1
+    local m = BF_MASK[r]
+    if (string.byte(blk, x) or 0) % (m + m) < m then
+      if not set_bits then return true end
+      if not lo or x < lo then lo = x end
+      if x > hi then hi = x end
+    end
+  end
+  if not lo then return false end
+  -- One table per NEW link (Lua's heap is not in used_memory); one C call for the whole span.
+  local t = { string.byte(blk, lo, hi) }
+  for x = #t + 1, hi - lo + 1 do t[x] = 0 end -- a segment shorter than planned (never allocated)
+  for i = o0 + 1, o0 + k do
+    local o = offs[i]
+    local r = o % 8
+    local x = (o - r) / 8 + 2 - lo
+    local m = BF_MASK[r]
+    if x >= 1 and x <= hi - lo + 1 and t[x] % (m + m) < m then t[x] = t[x] + m end
+  end
+  redis.call('SETRANGE', key, string.format('%d', at + lo - 1), string.char(unpack(t)))
+  return true
+end
+
+-- Checks the block holding bit `first` of stage `i` (0: keys P bf:<seg>; else P bf<i>:<seg>).
+local function bf_block_at(P, i, first, nb, offs, o0, k, seg, set_bits)
+  local s = (first - first % seg) / seg
+  local keys = BF_KEYS[i + 1]
+  if not keys then keys = {}; BF_KEYS[i + 1] = keys end
+  local key = keys[s]
+  if not key then
+    key = P .. 'bf' .. (i > 0 and i or '') .. ':' .. s
+    keys[s] = key
+  end
+  return bf_block(key, (first - s * seg) / 8, nb, offs, o0, k, set_bits)
+end
+
+-- Stage 0 of a blocked filter: the record at blob[j] is the u48 block index and k u8 offsets.
+-- (One C call reads the whole record into a table: cheaper than a string.byte per offset.)
+local function bf_block0(P, blob, j, k, seg, set_bits)
+  local r = { string.byte(blob, j, j + 5 + k) }
+  local blk = ((((r[1] * 256 + r[2]) * 256 + r[3]) * 256 + r[4]) * 256 + r[5]) * 256 + r[6]
+  return bf_block_at(P, 0, blk * BF_BLOCK, BF_BLOCK / 8, r, 6, k, seg, set_bits)
+end
+
+-- Stage i (>= 1) of a blocked filter: block and offsets from SHA-1 of the stage number and the
+-- URL's stage-0 record (12 hex digits of block index, then 3 per offset; more SHA-1 rounds when
+-- they run out). A block of st.b bits divides 4096, so an offset's 12 bits reduce without bias.
+local function bf_block_stage(P, blob, j, k, i, st, seg, set_bits)
+  local hex = redis.sha1hex(i .. ':' .. string.sub(blob, j, j + 5 + k))
+  local b = st.b
+  local blk = tonumber(string.sub(hex, 1, 12), 16) % (st.m / b)
+  local at = 13
+  for n = 1, st.k do
+    if at > 38 then hex = redis.sha1hex(hex); at = 1 end
+    BF_OFF[n] = tonumber(string.sub(hex, at, at + 2), 16) % b
+    at = at + 3
+  end
+  return bf_block_at(P, i, blk * b, b / 8, BF_OFF, 0, st.k, seg, set_bits)
+end
+
 -- Tests (set_bits false) or tests-and-sets one URL against every stage; `stage0(blob, j, k, seg,
 -- set_bits)` is the caller's stage-0 check (true when a bit was clear). True when the URL is new.
 local function seen_check(P, blob, j, k, seg, set_bits, stage0)
@@ -101,7 +197,18 @@ local function seen_check(P, blob, j, k, seg, set_bits, stage0)
   if set_bits and bf.tracked and bf.cap > 0 and bf.c >= bf.cap then bf_grow(bf, seg) end
   local last = bf.s - 1
   local fresh
-  if last <= 0 then
+  if BF_BLOCK > 0 then
+    if last <= 0 then
+      fresh = bf_block0(P, blob, j, k, seg, set_bits)
+    else
+      if not bf_block0(P, blob, j, k, seg, false) then return false end
+      local st = bf_stages(bf)
+      for i = 1, last - 1 do
+        if not bf_block_stage(P, blob, j, k, i, st[i + 1], seg, false) then return false end
+      end
+      fresh = bf_block_stage(P, blob, j, k, last, st[last + 1], seg, set_bits)
+    end
+  elseif last <= 0 then
     fresh = stage0(blob, j, k, seg, set_bits)
   else
     if not stage0(blob, j, k, seg, false) then return false end

@@ -1,13 +1,14 @@
 -- bloom_test.lua: tests URLs against the seen filter (every stage) without changing it.
 -- Prepended with bloom_lib.lua only. Read-only.
 -- KEYS: none (names computed from the prefix)
--- ARGV: [1] prefix P; [2] segment size in bits; [3] k; [4] k stage-0 positions per URL as big-endian u48
+-- ARGV: [1] prefix P; [2] segment size in bits; [3] layout "k" or "kbB" (bloom_lib.lua bf_layout);
+--       [4] per URL its stage-0 record: k big-endian u48 positions, or (blocked) a u48 block index and k u8 offsets
 -- Touches (read): P bf:<i>, P bf:grow, P bf:plan, P bf<stage>:<i>
 --          P stats only through bloom_lib.lua bf_grow, which a test (no bits set) never reaches
 -- Returns: one 1 (maybe seen) or 0 (certainly not seen) per URL
 local P = ARGV[1]
 local seg = tonumber(ARGV[2])
-local k = tonumber(ARGV[3])
+local k, rec = bf_layout(ARGV[3])
 local blob = ARGV[4]
 local keys = {}
 
@@ -25,7 +26,7 @@ local function stage0(b, j, kk, sg)
 end
 
 local out = {}
-for j = 1, #blob, 6 * k do
+for j = 1, #blob, rec do
   out[#out + 1] = seen_check(P, blob, j, k, seg, false, stage0) and 0 or 1
 end
 return out

@@ -682,9 +682,10 @@ end
 
 -- Adds links whose parameters start at ARGV[base] (built by links.ts packLinks):
 --   ARGV[base]   Bloom segment size in bits      ARGV[base+1] max queued per host (0 = none)
---   ARGV[base+2] max queued in total (0 = none)   ARGV[base+3] k (Bloom positions per link)
+--   ARGV[base+2] max queued in total (0 = none)   ARGV[base+3] Bloom layout "k" or "kbB" (bloom_lib.lua bf_layout)
 --   ARGV[base+4] binary records, one per link: host index u16, origin index u16 (65535 = none),
---                tier u8, element bytes u16, k Bloom positions as u48 (all big-endian)
+--                tier u8, element bytes u16, the Bloom record: k positions as u48, or (blocked)
+--                a u48 block index and k u8 offsets (all big-endian)
 --   ARGV[base+5] H, ARGV[base+6] O
 --   ARGV[base+7] text: H host names and O origins, each ended by "\n", then one element per link
 --                back to back (lengths in the records): the compact form or "/"+path+query+suffix
@@ -702,7 +703,7 @@ end
 -- queue (shed_biggest); failing that the new link is refused: it is tested
 -- only (its bits stay clear), so it can come back later. A host past its page budget admits nothing.
 -- Host state is read once per host per call and queue pushes / counters are written once per
--- host, so a page's links cost about one BITFIELD each plus a few calls per host.
+-- host, so a page's links cost about one Bloom read each (plus a write when new) and a few calls per host.
 -- Returns added, seen (already in the filter), dropped (no room, or host budget spent).
 local function add_links(base)
   -- No links (most pages of a crawl with host locality: the parser's seen cache knew them all).
@@ -710,7 +711,7 @@ local function add_links(base)
   local seg = tonumber(ARGV[base])
   local max_host = tonumber(ARGV[base + 1])
   local max_total = tonumber(ARGV[base + 2])
-  local k = tonumber(ARGV[base + 3])
+  local k, brec = bf_layout(ARGV[base + 3])
   local blob = ARGV[base + 4]
   local nh = tonumber(ARGV[base + 5])
   local no = tonumber(ARGV[base + 6])
@@ -722,7 +723,7 @@ local function add_links(base)
     names[i] = string.sub(text, pos, e - 1)
     pos = e + 1
   end
-  local rec = 7 + 6 * k
+  local rec = 7 + brec
   local dcap = tonumber(ARGV[base + 8] or '0') or 0
   local doms, dcount = nil, {}
   if dcap > 0 then
