@@ -3,8 +3,15 @@
 // instead of failing the fetch. A good entry may be kept past its freshness (keepMs) as the
 // "last cached copy" RFC 9309 2.3.1.4 lets a crawler use once robots.txt has been unreachable
 // for a long time (fetch/robots-outage.ts); get() never returns a stale entry, getLast() does.
+//
+// The cache's total bytes are bounded (maxBytes): it is the one part of the node's Redis that grows
+// with the hosts ever met, not with the work queued, and at millions of hosts per node it would
+// outgrow any budget. Each write runs lua/robots_set.lua, which stores the entry, charges its bytes
+// and evicts the oldest writes past the bound in one step. An evicted origin reads as "not cached":
+// its robots.txt is simply fetched again when its host comes up (counted in P stats robots:evicted).
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
+import { Scripts } from "./scripts.js";
 
 /** disallow-all may say why (e.g. "dns: ENOTFOUND ..."), so pages refused meanwhile can tell. */
 /** disallow-all may carry the error class its pages fail with (a permanent failure: "dns", "tls"). */
@@ -17,6 +24,24 @@ const MAX_TTL_MS = 30 * 24 * 3600 * 1000;
 /** How long a good entry may be kept past its freshness (above the longest sensible --robots-outage-max). */
 const MAX_KEEP_MS = 365 * 24 * 3600 * 1000;
 const MAX_REASON_CHARS = 500;
+/**
+ * Default bound: 256 MiB holds ~500,000 origins at the few hundred bytes a trimmed file costs
+ * (fetch/robots-trim.ts; simweb's and the real web bench's files trim to 0.1-2 KB) or ~500 of the
+ * 500 KiB files RFC 9309 lets a site serve, a small share of a node's Redis whatever the host count.
+ */
+export const DEFAULT_ROBOTS_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+/**
+ * The bound for --robots-cache-max-bytes `configured` (0: the default, or a quarter of the node's
+ * Redis memory budget when that is less, so a tight budget is not mostly robots.txt files).
+ */
+export function robotsCacheMaxBytes(configured: number, redisBudgetBytes = 0): number {
+  if (configured > 0) return configured;
+  return redisBudgetBytes > 0 ? Math.min(DEFAULT_ROBOTS_CACHE_MAX_BYTES, Math.floor(redisBudgetBytes / 4)) : DEFAULT_ROBOTS_CACHE_MAX_BYTES;
+}
+/** Entries one write may remove (bounded work per write; writes come one per robots.txt fetch). */
+const MAX_EVICT_PER_WRITE = 32;
+/** What Redis spends per entry besides the value and the origin's three copies (key, hash field, zset member). */
+const ENTRY_OVERHEAD_BYTES = 160;
 
 function isEntry(v: unknown): v is RobotsCacheEntry {
   if (!v || typeof v !== "object") return false;
@@ -27,7 +52,13 @@ function isEntry(v: unknown): v is RobotsCacheEntry {
 }
 
 export class RobotsCache {
-  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {}
+  private readonly scripts: Scripts;
+  /** The cache's byte bound (0 = none); the node sets --robots-cache-max-bytes here. */
+  maxBytes = DEFAULT_ROBOTS_CACHE_MAX_BYTES;
+
+  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {
+    this.scripts = new Scripts(redis);
+  }
 
   /** The cached entry for an origin ("https://www.d1.test"), or undefined (absent, expired or damaged). */
   async get(origin: string, now: number = Date.now()): Promise<RobotsCacheEntry | undefined> {
@@ -81,6 +112,14 @@ export class RobotsCache {
         : { kind: entry.kind, fetchedAt: entry.fetchedAt };
     if (entry.kind === "disallow-all" && typeof entry.errorClass === "string" && /^[a-z-]{1,40}$/.test(entry.errorClass)) value.errorClass = entry.errorClass;
     if (keep > 0) value.fresh = now + ttlMs;
-    await this.redis.set(this.keys.robots(origin), JSON.stringify(value), "PX", ttlMs + keep);
+    const json = JSON.stringify(value);
+    const charged = Buffer.byteLength(json) + 3 * Buffer.byteLength(origin) + ENTRY_OVERHEAD_BYTES;
+    await this.scripts.run("robots_set", [this.keys.prefix, origin, json, ttlMs + keep, charged, this.maxBytes, MAX_EVICT_PER_WRITE]);
+  }
+
+  /** Bytes the cache is charged now (entries past their TTL included until they are evicted) and entries evicted so far. */
+  async usage(): Promise<{ bytes: number; evicted: number }> {
+    const [bytes, evicted] = await this.redis.hmget(this.keys.stats, "robots:bytes", "robots:evicted");
+    return { bytes: Number(bytes ?? 0), evicted: Number(evicted ?? 0) };
   }
 }
