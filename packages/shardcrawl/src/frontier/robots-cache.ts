@@ -9,9 +9,15 @@
 // outgrow any budget. Each write runs lua/robots_set.lua, which stores the entry, charges its bytes
 // and evicts the oldest writes past the bound in one step. An evicted origin reads as "not cached":
 // its robots.txt is simply fetched again when its host comes up (counted in P stats robots:evicted).
+// Long bodies are stored deflated (COMPRESS_MIN_CHARS): a 500 KiB file costs ~60 KB.
+import { promisify } from "node:util";
+import { deflateRaw, inflateRaw } from "node:zlib";
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
 import { Scripts } from "./scripts.js";
+
+const deflate = promisify(deflateRaw);
+const inflate = promisify(inflateRaw);
 
 /** disallow-all may say why (e.g. "dns: ENOTFOUND ..."), so pages refused meanwhile can tell. */
 /** disallow-all may carry the error class its pages fail with (a permanent failure: "dns", "tls"). */
@@ -38,6 +44,12 @@ export function robotsCacheMaxBytes(configured: number, redisBudgetBytes = 0): n
   if (configured > 0) return configured;
   return redisBudgetBytes > 0 ? Math.min(DEFAULT_ROBOTS_CACHE_MAX_BYTES, Math.floor(redisBudgetBytes / 4)) : DEFAULT_ROBOTS_CACHE_MAX_BYTES;
 }
+/**
+ * A rules body longer than this is stored deflated (field z, base64): the long files are long lists
+ * of paths (simweb's 500 KiB "large" file: 512,000 chars -> 58,540), and a memo reloads one at most
+ * once a minute per host. Shorter ones stay plain (compression would save little and cost a call).
+ */
+const COMPRESS_MIN_CHARS = 2048;
 /** Entries one write may remove (bounded work per write; writes come one per robots.txt fetch). */
 const MAX_EVICT_PER_WRITE = 32;
 /** What Redis spends per entry besides the value and the origin's three copies (key, hash field, zset member). */
@@ -86,6 +98,12 @@ export class RobotsCache {
     if (raw === null) return undefined;
     try {
       const v: unknown = JSON.parse(raw);
+      if (v && typeof v === "object" && (v as { kind?: unknown }).kind === "rules" && typeof (v as { z?: unknown }).z === "string") {
+        const o = v as { z?: string; body?: string };
+        // Bounded: a damaged or hostile value cannot inflate to more than a body may hold.
+        o.body = (await inflate(Buffer.from(o.z!, "base64"), { maxOutputLength: 4 * MAX_ROBOTS_BODY_CHARS })).toString("utf8");
+        delete o.z;
+      }
       if (!isEntry(v)) return undefined;
       const fresh = (v as { fresh?: unknown }).fresh;
       return typeof fresh === "number" ? { entry: v, fresh } : { entry: v };
@@ -106,7 +124,9 @@ export class RobotsCache {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) throw new RangeError(`robots cache: ttlMs must be in [1, 30 days], got ${ttlMs}`);
     const keep = entry.kind === "disallow-all" ? 0 : Math.min(MAX_KEEP_MS, Math.max(0, Math.round(keepMs)));
     const value: Record<string, unknown> = entry.kind === "rules"
-      ? { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
+      ? entry.body.length > COMPRESS_MIN_CHARS
+        ? { kind: entry.kind, z: (await deflate(entry.body)).toString("base64"), fetchedAt: entry.fetchedAt }
+        : { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
       : entry.kind === "disallow-all" && typeof entry.reason === "string"
         ? { kind: entry.kind, fetchedAt: entry.fetchedAt, reason: entry.reason.slice(0, MAX_REASON_CHARS) }
         : { kind: entry.kind, fetchedAt: entry.fetchedAt };

@@ -38,9 +38,9 @@ describe("robots cache byte bound", () => {
 
   it("a rewrite moves an origin to the young end and replaces its charge", async () => {
     const f = await Frontier.open(redis, { prefix: "rb2:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 } });
-    f.robots.maxBytes = 3 * 1200;
     for (const i of [0, 1, 2]) await f.robots.set(`https://h${i}.test`, { kind: "rules", body: body(i).slice(0, 600), fetchedAt: i }, 60_000);
     const before = (await f.robots.usage()).bytes;
+    f.robots.maxBytes = before + 10; // room for these three, not a fourth
     await f.robots.set("https://h0.test", { kind: "rules", body: body(0).slice(0, 600), fetchedAt: 9 }, 60_000);
     expect((await f.robots.usage()).bytes).toBe(before);
     // The next write past the bound evicts h1 (now the oldest), not h0.
@@ -68,6 +68,18 @@ describe("robots cache byte bound", () => {
     f.robots.maxBytes = 1000;
     await f.robots.set("https://new.test", { kind: "allow-all", fetchedAt: 1 }, 60_000);
     expect((await f.robots.usage()).evicted).toBe(32);
+  });
+
+  it("stores a long body deflated and reads it back whole; a damaged one reads as not cached", async () => {
+    const f = await Frontier.open(redis, { prefix: "rb5:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 } });
+    const long = `User-agent: *\n${Array.from({ length: 20_000 }, (_, i) => `Disallow: /archive/${i}/\n`).join("")}`;
+    await f.robots.set("https://big.test", { kind: "rules", body: long, fetchedAt: 7 }, 60_000, 60_000);
+    expect(await f.robots.get("https://big.test")).toEqual({ kind: "rules", body: long, fetchedAt: 7, fresh: expect.any(Number) });
+    expect(await f.robots.getLast("https://big.test")).toMatchObject({ body: long });
+    const stored = (await redis.get("rb5:robots:https://big.test"))!;
+    expect(stored.length).toBeLessThan(long.length / 5);
+    await redis.set("rb5:robots:https://bad.test", JSON.stringify({ kind: "rules", z: "bm90IGRlZmxhdGU=", fetchedAt: 1 }));
+    expect(await f.robots.get("https://bad.test")).toBeUndefined();
   });
 
   it("the default bound: 256 MiB, or a quarter of a smaller Redis budget; a flag wins", () => {
