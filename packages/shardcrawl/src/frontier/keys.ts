@@ -50,7 +50,8 @@
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease);
 //                              pk = "host" | "domain" (politeness key)
-//   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
+//   P flow              hash   node-wide signals: tcap (memory governor's total cap), mem (epoch ms: the
+//                              memory governor holds leasing until then), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), disk (output
 //                              disk full: message; no leasing until cleared), ondisk
 //                              (spilled URLs in files under out/spill/, not yet re-admitted),

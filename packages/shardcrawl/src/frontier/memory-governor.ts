@@ -7,7 +7,11 @@
 //
 // A tick sees memory once a second, and links keep arriving between two ticks: acting on the
 // reading alone let the peak pass the budget. So the governor judges what memory will be by the
-// next tick (the reading plus the largest recent rise between two ticks) and acts on that.
+// next tick (the reading plus the largest recent rise between two ticks) and acts on that. Most of
+// a tight budget is not queues (Lua scripts, client buffers, pages waiting to be parsed, the shed
+// log), so a cap at its floor may not stop the rise: then leasing is held for a tick (P flow mem),
+// which stops new pages and links at the source. It is held only while memory is still rising, so
+// a node that merely sits near its budget is never stopped for good.
 import type { Frontier } from "./frontier.js";
 
 export interface MemoryBudget {
@@ -35,6 +39,8 @@ export interface GovernorReading {
   budgetBytes: number;
   totalCap?: number;
   action: "none" | "lowered" | "raised" | "removed";
+  /** Leasing is held until the next tick (memory would pass the budget by then). */
+  held?: boolean;
 }
 
 export async function redisUsedMemory(frontier: Frontier): Promise<number> {
@@ -45,12 +51,18 @@ export async function redisUsedMemory(frontier: Frontier): Promise<number> {
 
 /** How fast the remembered rise fades per tick once memory stops rising that fast. */
 const RISE_DECAY = 0.8;
+/** A hold on leasing lasts a little over one tick (the flow keeper ticks once a second): the next tick renews or lets it lapse. */
+const HOLD_MS = 1200;
+/** A rise below this share of the budget per tick is noise (counters, heartbeats): no hold for it. */
+const MIN_HOLD_RISE = 0.002;
 
 export class MemoryGovernor {
   /** used_memory at the last tick (undefined before the first). */
   private lastUsed: number | undefined;
   /** The largest recent rise of used_memory between two ticks, fading by RISE_DECAY a tick. */
   private rise = 0;
+  /** Whether the last tick held leasing. */
+  private heldLast = false;
 
   constructor(private readonly frontier: Frontier, private readonly b: MemoryBudget) {}
 
@@ -64,6 +76,14 @@ export class MemoryGovernor {
     const flow = await this.frontier.flowState();
     const reading: GovernorReading = { usedBytes: used, budgetBytes, action: "none", ...(flow.totalCap !== undefined ? { totalCap: flow.totalCap } : {}) };
     if (budgetBytes <= 0) return reading;
+    // Held only for a real rise (not a few bytes of counters) and never two ticks running, so the
+    // crawl always moves: what a hold cannot stop (pages already fetched) is parsed meanwhile.
+    if (ahead >= budgetBytes * LAST_STRETCH && this.rise >= budgetBytes * MIN_HOLD_RISE && !this.heldLast) {
+      await this.frontier.setFlow({ memoryHoldUntil: Date.now() + HOLD_MS });
+      await this.frontier.redis.hincrby(this.frontier.keys.stats, "memory:held", 1);
+      reading.held = true;
+    }
+    this.heldLast = reading.held === true;
     const queued = (await this.frontier.stats()).queued;
     if (ahead > budgetBytes * this.b.high) {
       // Below what is queued now, so the queues shrink as work is leased.
