@@ -5,6 +5,7 @@
 // still finds its rules compiled. Bounded by entries and by the bytes the compiled rules hold: a
 // 500 KiB file compiles to ~0.7 MB, and hosts with such files stay in rotation for hours.
 import { compileRobots, type RobotsEntry } from "./robots.js";
+import { robotsBodyServes } from "./robots-trim.js";
 import type { RobotsView } from "../admit/fetch-time.js";
 
 const MEMO_MAX = 10_000;
@@ -71,7 +72,8 @@ export class RobotsMemo {
     const memo = this.memo.get(origin);
     if (memo && memo.expires > this.now()) return memo;
     const entry = await this.load(origin);
-    if (!entry) return null;
+    // A copy trimmed for another agent (a restart with another --user-agent) is fetched again.
+    if (!entry || (entry.kind === "rules" && !robotsBodyServes(entry.body, this.userAgent))) return null;
     // The same fetch of the file (another fetcher would have stored a newer fetchedAt): keep the
     // compiled rules rather than compile them again every minute (a large file costs ~40 ms).
     if (memo && memo.fetchedAt === entry.fetchedAt && memo.kind === entry.kind) {

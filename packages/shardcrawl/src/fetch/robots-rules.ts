@@ -35,6 +35,11 @@ export interface RobotsGroupRules {
   crawlDelays: Array<{ value: string; agents: string[] }>;
   /** The group's lines as written (for `inspect host`). */
   lines: string[];
+  /**
+   * Its allow/disallow records as "<key as written>:<value>", in order: re-parsed they give the
+   * same rules (robots-trim.ts writes them into the cached copy), and never a longer line.
+   */
+  records: string[];
 }
 
 export interface ParsedRobotsTxt {
@@ -153,7 +158,7 @@ export function parseRobotsTxt(body: string): ParsedRobotsTxt {
     switch (key) {
       case "user-agent":
         if (sawRule || current === null) {
-          current = { agents: [], rules: [], crawlDelays: [], lines: [] };
+          current = { agents: [], rules: [], crawlDelays: [], lines: [], records: [] };
           groups.push(current);
           sawRule = false;
           delayAgents = [];
@@ -166,6 +171,7 @@ export function parseRobotsTxt(body: string): ParsedRobotsTxt {
         sawRule = true;
         if (current === null) break; // a rule outside any group is ignored
         current.lines.push(`${key === "allow" ? "Allow" : "Disallow"}: ${value}${rawKey.toLowerCase() === key ? "" : ` (written "${rawKey}")`}`);
+        current.records.push(`${rawKey}:${value}`);
         // An empty pattern matches nothing that decides (Google: priority 0); leave it out.
         if (value === "") break;
         current.rules.push({ pattern: normalizePattern(value), allow: key === "allow" });

@@ -118,7 +118,7 @@ export interface HostPressure {
   retryRatio: number;
 }
 
-export type LeaseBlock = "budget" | "parse-full" | "storage" | "global-full" | "upstream" | "quota" | "disk-full";
+export type LeaseBlock = "budget" | "parse-full" | "storage" | "global-full" | "upstream" | "quota" | "disk-full" | "memory";
 
 export interface LeaseBatch {
   leases: Lease[];
@@ -659,8 +659,10 @@ export class Frontier {
    * `diskFull` pauses all leasing with a message until it is cleared (null) -- the first writer
    * to hit a full disk sets it, a later one does not overwrite the first reason.
    */
-  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; stop?: string | null; diskFull?: string | null }): Promise<void> {
+  async setFlow(s: { totalCap?: number | null; pauseUntil?: number; memoryHoldUntil?: number; stop?: string | null; diskFull?: string | null }): Promise<void> {
     const k = this.keys.flow;
+    // The memory governor's hold on leasing (lease.lua blocks with "memory" until then).
+    if (s.memoryHoldUntil !== undefined) await this.redis.hset(k, "mem", epochMs(s.memoryHoldUntil));
     if (s.totalCap === null) await this.redis.hdel(k, "tcap");
     else if (s.totalCap !== undefined) await this.redis.hset(k, "tcap", positiveInt("totalCap", Math.round(s.totalCap)));
     if (s.pauseUntil !== undefined) await this.redis.hset(k, "gnb", epochMs(s.pauseUntil));

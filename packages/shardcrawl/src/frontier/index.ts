@@ -6,7 +6,7 @@ export type {
 } from "./frontier.js";
 export { ParseQueue, MAX_BLOCK_MS } from "./parse-queue.js";
 export type { AckResult, TakenPage } from "./parse-queue.js";
-export { RobotsCache, MAX_ROBOTS_BODY_CHARS } from "./robots-cache.js";
+export { RobotsCache, MAX_ROBOTS_BODY_CHARS, DEFAULT_ROBOTS_CACHE_MAX_BYTES, robotsCacheMaxBytes } from "./robots-cache.js";
 export type { RobotsCacheEntry, RobotsVerdict } from "./robots-cache.js";
 export { RobotsOutages, DEFERRED_LIST_MAX, parseOutage } from "./robots-outages.js";
 export type { DeferredHost } from "./robots-outages.js";

@@ -37,6 +37,9 @@
 //                              c<i> insertions of earlier stage i (lua/bloom_lib.lua)
 //   P bf<s>:<i>         string Bloom bits of stage s >= 1, segment i, allocated when the stage is added
 //   P robots:<origin>   string JSON robots cache entry, with a TTL
+//   P rcb               hash   origin -> bytes its robots cache entry is charged (lua/robots_set.lua: the
+//                              cache's byte bound; the total is P stats robots:bytes)
+//   P rco               zset   origin -> write number of its robots cache entry (oldest evicted first)
 //   P pq                list   parse queue of page ids (LPUSH by fetchers, consumers take the right end)
 //   P pg:<id>           hash   a fetched page: m = JSON metadata, and b = body bytes or, when the body
 //                              waits in out/spool/, s = spool reference plus h/t/e = host, tier, element
@@ -47,7 +50,8 @@
 //   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease);
 //                              pk = "host" | "domain" (politeness key)
-//   P flow              hash   node-wide signals: tcap (memory governor's total cap), gnb (upstream
+//   P flow              hash   node-wide signals: tcap (memory governor's total cap), mem (epoch ms: the
+//                              memory governor holds leasing until then), gnb (upstream
 //                              pause until), stop (upstream quota exhausted: message), disk (output
 //                              disk full: message; no leasing until cleared), ondisk
 //                              (spilled URLs in files under out/spill/, not yet re-admitted),

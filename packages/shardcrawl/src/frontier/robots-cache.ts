@@ -3,8 +3,21 @@
 // instead of failing the fetch. A good entry may be kept past its freshness (keepMs) as the
 // "last cached copy" RFC 9309 2.3.1.4 lets a crawler use once robots.txt has been unreachable
 // for a long time (fetch/robots-outage.ts); get() never returns a stale entry, getLast() does.
+//
+// The cache's total bytes are bounded (maxBytes): it is the one part of the node's Redis that grows
+// with the hosts ever met, not with the work queued, and at millions of hosts per node it would
+// outgrow any budget. Each write runs lua/robots_set.lua, which stores the entry, charges its bytes
+// and evicts the oldest writes past the bound in one step. An evicted origin reads as "not cached":
+// its robots.txt is simply fetched again when its host comes up (counted in P stats robots:evicted).
+// Long bodies are stored deflated (COMPRESS_MIN_CHARS): a 500 KiB file costs ~60 KB.
+import { promisify } from "node:util";
+import { deflateRaw, inflateRaw } from "node:zlib";
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
+import { Scripts } from "./scripts.js";
+
+const deflate = promisify(deflateRaw);
+const inflate = promisify(inflateRaw);
 
 /** disallow-all may say why (e.g. "dns: ENOTFOUND ..."), so pages refused meanwhile can tell. */
 /** disallow-all may carry the error class its pages fail with (a permanent failure: "dns", "tls"). */
@@ -17,6 +30,30 @@ const MAX_TTL_MS = 30 * 24 * 3600 * 1000;
 /** How long a good entry may be kept past its freshness (above the longest sensible --robots-outage-max). */
 const MAX_KEEP_MS = 365 * 24 * 3600 * 1000;
 const MAX_REASON_CHARS = 500;
+/**
+ * Default bound: 256 MiB holds ~500,000 origins at the few hundred bytes a trimmed file costs
+ * (fetch/robots-trim.ts; simweb's and the real web bench's files trim to 0.1-2 KB) or ~500 of the
+ * 500 KiB files RFC 9309 lets a site serve, a small share of a node's Redis whatever the host count.
+ */
+export const DEFAULT_ROBOTS_CACHE_MAX_BYTES = 256 * 1024 * 1024;
+/**
+ * The bound for --robots-cache-max-bytes `configured` (0: the default, or a quarter of the node's
+ * Redis memory budget when that is less, so a tight budget is not mostly robots.txt files).
+ */
+export function robotsCacheMaxBytes(configured: number, redisBudgetBytes = 0): number {
+  if (configured > 0) return configured;
+  return redisBudgetBytes > 0 ? Math.min(DEFAULT_ROBOTS_CACHE_MAX_BYTES, Math.floor(redisBudgetBytes / 4)) : DEFAULT_ROBOTS_CACHE_MAX_BYTES;
+}
+/**
+ * A rules body longer than this is stored deflated (field z, base64): the long files are long lists
+ * of paths (simweb's 500 KiB "large" file: 512,000 chars -> 58,540), and a memo reloads one at most
+ * once a minute per host. Shorter ones stay plain (compression would save little and cost a call).
+ */
+const COMPRESS_MIN_CHARS = 2048;
+/** Entries one write may remove (bounded work per write; writes come one per robots.txt fetch). */
+const MAX_EVICT_PER_WRITE = 32;
+/** What Redis spends per entry besides the value and the origin's three copies (key, hash field, zset member). */
+const ENTRY_OVERHEAD_BYTES = 160;
 
 function isEntry(v: unknown): v is RobotsCacheEntry {
   if (!v || typeof v !== "object") return false;
@@ -27,7 +64,13 @@ function isEntry(v: unknown): v is RobotsCacheEntry {
 }
 
 export class RobotsCache {
-  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {}
+  private readonly scripts: Scripts;
+  /** The cache's byte bound (0 = none); the node sets --robots-cache-max-bytes here. */
+  maxBytes = DEFAULT_ROBOTS_CACHE_MAX_BYTES;
+
+  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {
+    this.scripts = new Scripts(redis);
+  }
 
   /** The cached entry for an origin ("https://www.d1.test"), or undefined (absent, expired or damaged). */
   async get(origin: string, now: number = Date.now()): Promise<RobotsCacheEntry | undefined> {
@@ -55,6 +98,12 @@ export class RobotsCache {
     if (raw === null) return undefined;
     try {
       const v: unknown = JSON.parse(raw);
+      if (v && typeof v === "object" && (v as { kind?: unknown }).kind === "rules" && typeof (v as { z?: unknown }).z === "string") {
+        const o = v as { z?: string; body?: string };
+        // Bounded: a damaged or hostile value cannot inflate to more than a body may hold.
+        o.body = (await inflate(Buffer.from(o.z!, "base64"), { maxOutputLength: 4 * MAX_ROBOTS_BODY_CHARS })).toString("utf8");
+        delete o.z;
+      }
       if (!isEntry(v)) return undefined;
       const fresh = (v as { fresh?: unknown }).fresh;
       return typeof fresh === "number" ? { entry: v, fresh } : { entry: v };
@@ -75,12 +124,22 @@ export class RobotsCache {
     if (!Number.isSafeInteger(ttlMs) || ttlMs < 1 || ttlMs > MAX_TTL_MS) throw new RangeError(`robots cache: ttlMs must be in [1, 30 days], got ${ttlMs}`);
     const keep = entry.kind === "disallow-all" ? 0 : Math.min(MAX_KEEP_MS, Math.max(0, Math.round(keepMs)));
     const value: Record<string, unknown> = entry.kind === "rules"
-      ? { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
+      ? entry.body.length > COMPRESS_MIN_CHARS
+        ? { kind: entry.kind, z: (await deflate(entry.body)).toString("base64"), fetchedAt: entry.fetchedAt }
+        : { kind: entry.kind, body: entry.body, fetchedAt: entry.fetchedAt }
       : entry.kind === "disallow-all" && typeof entry.reason === "string"
         ? { kind: entry.kind, fetchedAt: entry.fetchedAt, reason: entry.reason.slice(0, MAX_REASON_CHARS) }
         : { kind: entry.kind, fetchedAt: entry.fetchedAt };
     if (entry.kind === "disallow-all" && typeof entry.errorClass === "string" && /^[a-z-]{1,40}$/.test(entry.errorClass)) value.errorClass = entry.errorClass;
     if (keep > 0) value.fresh = now + ttlMs;
-    await this.redis.set(this.keys.robots(origin), JSON.stringify(value), "PX", ttlMs + keep);
+    const json = JSON.stringify(value);
+    const charged = Buffer.byteLength(json) + 3 * Buffer.byteLength(origin) + ENTRY_OVERHEAD_BYTES;
+    await this.scripts.run("robots_set", [this.keys.prefix, origin, json, ttlMs + keep, charged, this.maxBytes, MAX_EVICT_PER_WRITE]);
+  }
+
+  /** Bytes the cache is charged now (entries past their TTL included until they are evicted) and entries evicted so far. */
+  async usage(): Promise<{ bytes: number; evicted: number }> {
+    const [bytes, evicted] = await this.redis.hmget(this.keys.stats, "robots:bytes", "robots:evicted");
+    return { bytes: Number(bytes ?? 0), evicted: Number(evicted ?? 0) };
   }
 }

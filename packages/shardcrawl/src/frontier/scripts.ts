@@ -51,6 +51,7 @@ export const SCRIPT_FILES = {
   recrawl_take_due: false,
   record_visit: false,
   rehome_trim: false,
+  robots_set: false,
 } as const;
 
 export type ScriptName = keyof typeof SCRIPT_FILES;

@@ -86,6 +86,7 @@ export const NODE_CONFIG_SHAPE = {
   robotsBackoffBaseMs: setting(ms(1).default(60_000), "robots.txt outage: first wait before trying robots.txt again (ms)", flag("robots-backoff-base", "crawl", "ms")),
   robotsBackoffMaxMs: setting(ms(1).default(6 * 3600_000), "... doubling up to this (ms); Retry-After is honoured", flag("robots-backoff-max", "crawl", "ms", { defaultText: "21600000 (6 h)" })),
   robotsOutageMaxMs: setting(ms(1).default(30 * 24 * 3600_000), "after robots.txt was unreachable this long, use the last cached copy if any (RFC 9309 2.3.1.4); else keep waiting", flag("robots-outage-max", "crawl", "ms", { defaultText: "2592000000 (30 days)" })),
+  robotsCacheMaxBytes: setting(int().default(0), "bound on the robots.txt cache in Redis (bytes); the oldest entries are evicted and fetched again when needed (0: 256 MiB, or a quarter of --redis-memory-budget if that is less)", flag("robots-cache-max-bytes", "crawl", "b")),
   maxDeferWaitMs: setting(ms().default(120_000), "when only hosts waiting for robots.txt are left, end after this long with them reported as deferred (exit 0; rerun to continue them)", flag("max-defer-wait", "crawl", "ms")),
   connectTo: setting(z.array(z.string()).default([]), "curl's meaning (H1:P1:H2:P2); empty H1 or P1 matches any", flag("connect-to", "crawl", "H1:P1:H2:P2", { multiple: true })),
   resolve: setting(z.array(z.string()).default([]), "static DNS answer (host:port:addr)", flag("resolve", "crawl", "host:port:addr", { multiple: true })),

@@ -91,6 +91,7 @@ const PLAIN: Array<[string, string, string]> = [
   ["excluded:refused", "shardcrawl_frontier_excluded_refused_total", "Links, redirects, seeds and inbox URLs refused at admission by the opt-out list."],
   ["aimd:decrease", "shardcrawl_host_limit_decreases_total", "Multiplicative decreases of a host's adaptive limit."],
   ["upstream:paused", "shardcrawl_upstream_pauses_total", "Pauses of all fetching asked for by our upstream plan."],
+  ["robots:evicted", "shardcrawl_robots_cache_evicted_total", "robots.txt cache entries evicted to keep the cache under --robots-cache-max-bytes (fetched again when needed)."],
   ["reaped", "shardcrawl_leases_expired_total", "Leases that expired and were returned to their queues."],
   ["duplicates", "shardcrawl_urls_duplicate_total", "Discovered URLs already seen (Bloom filter)."],
   ["conn:opened", "shardcrawl_connections_opened_total", "TCP connections opened by fetchers (HTTP and HTTPS)."],

@@ -4,7 +4,7 @@
 // cache. Processes call NodeFrontier only; helpers name the few methods they need (Pick<...>).
 import type { Redis } from "ioredis";
 import {
-  Frontier, MemoryGovernor, SeenCache, SpillStore, redisUsedMemory,
+  Frontier, MemoryGovernor, SeenCache, SpillStore, redisUsedMemory, robotsCacheMaxBytes,
   type AddLinksResult, type BloomParams, type BloomStatus, type ExclusionList, type FrontierStats, type HashedLink, type HostFeedback, type HostLimits, type HostPressure,
   type LeaseBatch, type MemoryBudget, type ParseQueue, type RobotsCache, type RobotsOutages, type SpooledPage, type TakenPage, type Exclusion,
 } from "../frontier/index.js";
@@ -388,5 +388,6 @@ export async function openFrontier(redis: Redis, config: NodeConfig, opts: { chi
       globalConcurrency: config.globalConcurrency,
     },
   });
+  frontier.robots.maxBytes = robotsCacheMaxBytes(config.robotsCacheMaxBytes, config.redisMemoryBudgetBytes);
   return new NodeFrontier(frontier, config.redisMemoryBudgetBytes);
 }

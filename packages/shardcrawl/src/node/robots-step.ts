@@ -4,6 +4,7 @@
 // and unattempted (fetch/robots-outage.ts decides, frontier/robots-outages.ts stores).
 import type { RobotsHttp, RobotsEntry } from "../fetch/robots.js";
 import { fetchRobots } from "../fetch/robots.js";
+import { trimRobotsBody } from "../fetch/robots-trim.js";
 import { decideOutage, type OutageState, type RobotsOutageSettings } from "../fetch/robots-outage.js";
 import type { NodeFrontier } from "./open-frontier.js";
 import type { NodeConfig } from "./config.js";
@@ -68,7 +69,8 @@ export async function robotsStep(
     minRetryMs: 0,
     maxRetryMs: config.robotsOutageMaxMs,
   });
-  const { entry } = result;
+  // Only what decides for our agent is cached (fetch/robots-trim.ts): same decisions, a fraction of the bytes.
+  const entry: RobotsEntry = result.entry.kind === "rules" ? { ...result.entry, body: trimRobotsBody(result.entry.body, config.userAgent) } : result.entry;
   const outages = frontier.outages;
   if (entry.kind !== "disallow-all") {
     // Kept past its 24 h freshness as the last cached copy for a long outage.

@@ -12,7 +12,7 @@ const FAMILIES = [
   "h:", "q0:", "q1:", "q2:", "q3:", "ready", "leases", "lease", "lo:", "leaseseq", "bf:", "robots:", "pq", "pg:", "pageseq", "pi:", "pc", "pqt", "pqb",
   "flowcfg", "flow", "big", "press", "spill", "fetchtimes", "spillsize", "spillpos", "shedlog", "ro:", "rdefer", "d:", "dw:", "held", "excl", "exclv",
   "tmp:excl", "dh", "rdue:", "rslots", "rhid", "rhostn", "rhost", "rsched", "rprior", "ip:", "ipo:", "stats", "scope:mode", "scope:keys",
-  "rh:", "rm:", "rm", "rv", "rhint", "rlist:", "rlisting", "rlists", "rfeeds", "rcharge", "aff", "affv",
+  "rh:", "rm:", "rm", "rv", "rhint", "rlist:", "rlisting", "rlists", "rfeeds", "rcharge", "aff", "affv", "rcb", "rco",
 ];
 const esc = (s: string) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 const family = `(?:${FAMILIES.map(esc).join("|")})`;

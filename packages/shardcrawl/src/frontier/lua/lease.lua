@@ -15,6 +15,7 @@
 -- Global signals, checked before any host (they describe us, not a site):
 --   P flow stop   set when our upstream quota is exhausted: no leasing at all ({'quota', message})
 --   P flow gnb    epoch ms before which our upstream plan asked us to pause ({'upstream'})
+--   P flow mem    epoch ms before which the memory governor holds leasing: Redis would pass its budget ({'memory'})
 --   P flow disk   set while the node's output disk is full (ENOSPC): no leasing ({'disk-full', message});
 --                 cleared by the supervisor once a probe write succeeds again (node/disk-pause.ts)
 --   P flowcfg gmax  global concurrency cap (0 = none): active leases never exceed it ({'global-full'})
@@ -36,10 +37,11 @@ local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
 local my_slot = nil
 if owner ~= '' and aff_grace > 0 then my_slot = string.match(owner, '^f(%d+)%.') or owner end
 local slot_added = my_slot ~= nil and redis.call('HSET', P .. 'aff', my_slot, int(NOW)) == 1
-local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage')
+local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage', 'mem')
 if flow[1] then return {'quota', flow[1]} end
 if flow[3] then return {'disk-full', flow[3]} end
 if (tonumber(flow[2]) or 0) > NOW then return {'upstream'} end
+if (tonumber(flow[5]) or 0) > NOW then return {'memory'} end
 -- A full parse stage is routed to its cause: storage when a parser says its write buffer is full.
 local parse_full = (tonumber(flow[4]) or 0) > NOW and 'storage' or 'parse-full'
 if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
