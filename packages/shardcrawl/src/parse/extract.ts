@@ -347,8 +347,10 @@ class Collector implements TokenizerCallbacks {
     let i = start;
     while (i < end) {
       if (isSpace(s.charCodeAt(i))) {
+        // A whole run at once: indentation between tags is most of the whitespace a page has.
+        do i++;
+        while (i < end && isSpace(s.charCodeAt(i)));
         this.pendingSpace = true;
-        i++;
         continue;
       }
       let j = i + 1;

@@ -86,42 +86,39 @@ export function plainAbsolute(href: string): string | null {
   const n = href.length;
   let i = start;
   let labelStart = start;
+  // One pass over the host: labels, and "xn--" anywhere in it (punycode, which the parser validates).
   for (; i < n; i++) {
     const c = href.charCodeAt(i);
     if (c === DOT) {
       if (i === labelStart) return null; // empty label
       labelStart = i + 1;
-    } else if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39) || c === 0x2d)) {
+    } else if (c === 0x2d /* - */) {
+      if (i >= start + 3 && href.charCodeAt(i - 1) === 0x2d && href.charCodeAt(i - 2) === 0x6e /* n */ && href.charCodeAt(i - 3) === 0x78 /* x */) return null;
+    } else if (!((c >= 0x61 && c <= 0x7a) || (c >= 0x30 && c <= 0x39))) {
       break;
     }
   }
   if (labelStart >= i) return null; // empty host or trailing dot
   const lastLabelFirst = href.charCodeAt(labelStart);
   if (lastLabelFirst < 0x61 || lastLabelFirst > 0x7a) return null;
-  const punycode = href.indexOf("xn--", start);
-  if (punycode !== -1 && punycode < i) return null;
   if (i === n) return href + "/";
   if (href.charCodeAt(i) !== SLASH) return null; // a port, credentials, '?', '#' ...
-  if (href.charCodeAt(n - 1) === 0x3f /* ? */) return null; // an empty query: the normalizer drops it
-  for (let k = i; k < n; k++) {
+  if (href.charCodeAt(n - 1) === QUESTION) return null; // an empty query: the normalizer drops it
+  // One pass over path and query: plain characters only, no dot segment in the path.
+  let segmentStart = i + 1;
+  let inQuery = false;
+  for (let k = i + 1; k < n; k++) {
     const c = href.charCodeAt(k);
     if (c >= 128 || PLAIN[c] === 0) return null;
-  }
-  return plainPath(href, i + 1) ? href : null;
-}
-
-/** No dot segment in the path of href starting at `from` (just after a '/'), up to its query. */
-function plainPath(href: string, from: number): boolean {
-  let segmentStart = from;
-  for (let i = from; i < href.length; i++) {
-    const c = href.charCodeAt(i);
+    if (inQuery) continue;
     if (c === SLASH || c === QUESTION) {
-      if (isDotSegment(href, segmentStart, i)) return false;
-      if (c === QUESTION) return true;
-      segmentStart = i + 1;
+      if (isDotSegment(href, segmentStart, k)) return null;
+      segmentStart = k + 1;
+      if (c === QUESTION) inQuery = true;
     }
   }
-  return !isDotSegment(href, segmentStart, href.length);
+  if (!inQuery && isDotSegment(href, segmentStart, n)) return null;
+  return href;
 }
 
 /** Is href[start, end) "." or ".."? */

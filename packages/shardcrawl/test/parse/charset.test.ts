@@ -1,7 +1,8 @@
 import fc from "fast-check";
 import { TextDecoder } from "node:util";
 import { describe, expect, it } from "vitest";
-import { charsetName, charsetParam, decodeText, decodeTextChunks, detectCharset, looksLikeUtf8 } from "../../src/parse/charset.js";
+import { Sniffer } from "encoding-sniffer/sniffer";
+import { charsetName, charsetParam, decodeText, decodeTextChunks, detectCharset, looksLikeUtf8, sniffPrefix } from "../../src/parse/charset.js";
 
 // Known encodings of short words (checked by decoding them back in the tests below).
 const SJIS_NIHONGO = [0x93, 0xfa, 0x96, 0x7b, 0x8c, 0xea]; // 日本語 in Shift_JIS
@@ -84,6 +85,40 @@ describe("detectCharset", () => {
 
   it("never uses an encoding it cannot decode", () => {
     expect(detectCharset(bytes("<meta charset=iso-2022-kr>abc"), undefined)).toEqual({ charset: "utf-8", source: "default" });
+  });
+});
+
+describe("sniffPrefix (the prescan stopped once decided)", () => {
+  // Pieces that move the sniffer: BOMs and UTF-16 XML prefixes (only meaningful at the start),
+  // <meta> tags of every form, XML declarations, comments hiding a meta, tags that are not meta, text.
+  const PIECES: Array<string | number[]> = [
+    [0xef, 0xbb, 0xbf], [0xff, 0xfe], [0xfe, 0xff], "\0<\0?\0x", "<\0?\0x\0",
+    "<meta charset=utf-8>", "<META CHARSET='windows-1251'>", '<meta charset="shift_jis">', "<meta charset=x-user-defined>",
+    "<meta charset=utf-16>", "<meta charset=bogus>", '<meta http-equiv="Content-Type" content="text/html; charset=euc-kr">',
+    "<meta content='text/html; charset=koi8-r' http-equiv=content-type>", '<meta content="text/html; charset=gbk">',
+    "<?xml version='1.0' encoding='iso-8859-2'?>", "<!-- <meta charset=koi8-r> -->", "<div class=meta data-charset=utf-8>",
+    "</meta>", "<meta", " charset=", "big5", ">", "text ".repeat(30), "x".repeat(130),
+  ];
+  const pieceBytes = (p: string | number[]) => (typeof p === "string" ? Buffer.from(p, "latin1") : Buffer.from(p));
+
+  it("decides as the sniffer fed the whole window", () => {
+    fc.assert(
+      fc.property(
+        fc.array(fc.oneof(fc.constantFrom(...PIECES).map(pieceBytes), fc.uint8Array({ maxLength: 40 }).map((a) => Buffer.from(a))), { maxLength: 30 }),
+        fc.constantFrom(undefined, "utf-8", "shift_jis", "bogus-label"),
+        fc.constantFrom(0, 1, 16, 100, 1024, 4096),
+        (parts, label, prescan) => {
+          const body = Buffer.concat(parts);
+          const options = label === undefined ? { maxBytes: prescan } : { maxBytes: prescan, transportLayerEncodingLabel: label };
+          const whole = new Sniffer(options);
+          whole.write(body.subarray(0, prescan));
+          const early = new Sniffer(options);
+          sniffPrefix(early, body, prescan);
+          expect([early.encoding, early.resultType]).toEqual([whole.encoding, whole.resultType]);
+        },
+      ),
+      { numRuns: 3000 },
+    );
   });
 });
 

@@ -254,3 +254,19 @@ describe("pathological input never throws and stays bounded", () => {
     );
   });
 });
+
+describe("visible text", () => {
+  it("collapses every whitespace run (ASCII and Unicode spaces) to one space, as /\\s+/g does", () => {
+    const piece = fc.constantFrom("word", "x", "é", "日本", " ", "  ", "\n", "\n    ", "\t", "\r\n", "\f", "\v", "\u00a0", "\u2003", "\u3000", "\ufeff", "\u2028", "\u200b", "-");
+    fc.assert(
+      fc.property(fc.array(fc.array(piece, { maxLength: 12 }), { minLength: 1, maxLength: 6 }), (nodes) => {
+        const texts = nodes.map((n) => n.join(""));
+        // Block elements separate their texts by a space; whitespace-only texts add nothing.
+        const html = texts.map((t) => `<p>${t}</p>`).join("");
+        const expected = texts.map((t) => t.replace(/\s+/g, " ").trim()).filter((t) => t !== "").join(" ");
+        expect(extractPage(html, { pageUrl: PAGE }).text).toBe(expected);
+      }),
+      { numRuns: Number(process.env.FC_RUNS ?? 3000) },
+    );
+  });
+});
