@@ -20,7 +20,7 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
@@ -355,7 +355,7 @@ const results = [];
 // Written after each scheme, so a run cut short keeps what it measured.
 const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
   bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, realHosts: REAL_HOSTS, realMaxPages: REAL_MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
-  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}${opts.connections !== "kept" ? ` --connections ${opts.connections} --webs ${opts.webs} --schemes ${opts.schemes}` : ""}`, results,
+  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}${opts.connections !== "kept" ? ` --connections ${opts.connections} --webs ${opts.webs} --schemes ${opts.schemes}${opts.compare ? ` --compare ${opts.compare}` : ""}` : ""}`, results,
 });
 /**
  * A/B: this build (with --a-args added to its crawl flags) and the one at --compare (a
@@ -395,9 +395,13 @@ async function compareBuilds(cliB) {
  * A new connection per page is the fleet's regime (a host's delay outlasts the keep-alive time);
  * its runs crawl with --cut-drain-bytes 0, as the node does at such delays. Prints and saves CPU ms
  * per page by process (whole run and steady state), pages/s (throughput must stay comparable), and
- * the connections and full TLS handshakes the fetchers counted, which prove the regime.
+ * the connections and full TLS handshakes the fetchers counted, which prove the regime. With
+ * --compare, each mode also runs the other build, alternating, and the ratios are printed; --cli
+ * runs another copy of this build's dist (so the checkout can be rebuilt while the bench runs).
  */
-async function compareConnections(modes) {
+async function compareConnections(modes, cliB) {
+  // Each mode with this build ("a") and, with --compare, with the other build too ("b").
+  const variants = modes.flatMap((m) => [{ key: m, mode: m, cli: opts.cli ?? SHARDCRAWL_CLI, extra: aArgs }, ...(cliB ? [{ key: `${m} b`, mode: m, cli: cliB, extra: [] }] : [])]);
   for (const [web, scheme] of webSchemes()) {
     if (web !== "real") {
       process.stderr.write(`--connections: skipping the ${web} web (only the real web can close connections)\n`);
@@ -406,24 +410,25 @@ async function compareConnections(modes) {
     const sims = {};
     try {
       for (const m of modes) sims[m] = await startWeb(scheme, join(work, `web-${web}-${scheme}-${m}`), web, { connectionClose: m === "new" });
-      const runs = Object.fromEntries(modes.map((m) => [m, []]));
+      const runs = Object.fromEntries(variants.map((v) => [v.key, []]));
       for (let i = 0; i < REPS; i++) {
-        for (const m of i % 2 ? [...modes].reverse() : modes) {
-          const extra = m === "new" ? ["--cut-drain-bytes", "0"] : [];
-          const run = await crawlOnce(scheme, sims[m], join(work, `redis-${web}-${scheme}-${m}${i}`), `crawl-${web}-${scheme}-${m}${i}`, undefined, SHARDCRAWL_CLI, [...aArgs, ...extra]);
+        for (const v of i % 2 ? [...variants].reverse() : variants) {
+          const extra = v.mode === "new" ? ["--cut-drain-bytes", "0"] : [];
+          const tag = v.key.replace(" ", "-");
+          const run = await crawlOnce(scheme, sims[v.mode], join(work, `redis-${web}-${scheme}-${tag}${i}`), `crawl-${web}-${scheme}-${tag}${i}`, undefined, v.cli, [...v.extra, ...extra]);
           run.load = loadavg().map((x) => Number(x.toFixed(2)));
           const c = run.connections;
           const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
-          process.stderr.write(`${web} ${scheme} ${m} ${i} (load ${run.load[0]}): ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.cpuMsPerPage, 2)} ms CPU/page (steady ${fmt(run.steady?.cpuMsPerPage, 2)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, v]) => `${r} ${fmt(v, 2)}`).join(", ")}); whole run ms/page: ${roles}; ${c.opened} connections (${fmt(c.opened / run.fetched, 3)}/page), TLS ${c.tlsHandshakes} full + ${c.tlsResumed} resumed\n`);
-          runs[m].push(run);
+          process.stderr.write(`${web} ${scheme} ${v.key} ${i} (load ${run.load[0]}): ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.cpuMsPerPage, 2)} ms CPU/page (steady ${fmt(run.steady?.cpuMsPerPage, 2)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, x]) => `${r} ${fmt(x, 2)}`).join(", ")}); whole run ms/page: ${roles}; ${c.opened} connections (${fmt(c.opened / run.fetched, 3)}/page), TLS ${c.tlsHandshakes} full + ${c.tlsResumed} resumed\n`);
+          runs[v.key].push(run);
         }
       }
       const summary = {};
-      for (const m of modes) {
-        const rs = runs[m];
+      for (const v of variants) {
+        const rs = runs[v.key];
         const med = (f) => median(rs.map(f));
         const tls = med((r) => r.connections.tlsHandshakes + r.connections.tlsResumed);
-        summary[m] = {
+        summary[v.key] = {
           pagesPerSecond: med((r) => r.pagesPerSecond),
           fetcherMsPerPage: med((r) => ((r.byRole.fetcher?.cpuSeconds ?? NaN) / r.fetched) * 1000),
           steadyFetcherMsPerPage: med((r) => r.steady?.msPerPageByRole?.fetcher ?? NaN),
@@ -437,13 +442,19 @@ async function compareConnections(modes) {
           tlsResumedShare: tls > 0 ? med((r) => r.connections.tlsResumed / Math.max(1, r.connections.tlsHandshakes + r.connections.tlsResumed)) : undefined,
           truncated: med((r) => r.truncated),
         };
-        const x = summary[m];
-        process.stderr.write(`${web} ${scheme} ${m} (medians of ${rs.length}): fetcher ${fmt(x.fetcherMsPerPage, 3)} ms/page (steady ${fmt(x.steadyFetcherMsPerPage, 3)}), node ${fmt(x.nodeMsPerPage, 2)} (steady ${fmt(x.steadyNodeMsPerPage, 2)}), ${fmt(x.pagesPerSecond)} pages/s, ${fmt(x.connectionsPerPage, 3)} connections/page, TLS ${x.tlsFullHandshakes} full / ${x.tlsResumed} resumed${x.tlsResumedShare === undefined ? "" : ` (${fmt(x.tlsResumedShare * 100, 1)}% resumed)`}\n`);
+        const x = summary[v.key];
+        process.stderr.write(`${web} ${scheme} ${v.key} (medians of ${rs.length}): fetcher ${fmt(x.fetcherMsPerPage, 3)} ms/page (steady ${fmt(x.steadyFetcherMsPerPage, 3)}), node ${fmt(x.nodeMsPerPage, 2)} (steady ${fmt(x.steadyNodeMsPerPage, 2)}), ${fmt(x.pagesPerSecond)} pages/s, ${fmt(x.connectionsPerPage, 3)} connections/page, TLS ${x.tlsFullHandshakes} full / ${x.tlsResumed} resumed${x.tlsResumedShare === undefined ? "" : ` (${fmt(x.tlsResumedShare * 100, 1)}% resumed)`}\n`);
       }
-      if (summary.kept && summary.new) {
-        const d = (k) => summary.new[k] - summary.kept[k];
-        summary.newMinusKept = { fetcherMsPerPage: d("fetcherMsPerPage"), steadyFetcherMsPerPage: d("steadyFetcherMsPerPage"), nodeMsPerPage: d("nodeMsPerPage"), steadyNodeMsPerPage: d("steadyNodeMsPerPage") };
-        process.stderr.write(`${web} ${scheme} new connection minus kept-alive, ms/page: fetcher ${fmt(summary.newMinusKept.fetcherMsPerPage, 3)} (steady ${fmt(summary.newMinusKept.steadyFetcherMsPerPage, 3)}), node ${fmt(summary.newMinusKept.nodeMsPerPage, 3)} (steady ${fmt(summary.newMinusKept.steadyNodeMsPerPage, 3)})\n`);
+      const fields = ["fetcherMsPerPage", "steadyFetcherMsPerPage", "nodeMsPerPage", "steadyNodeMsPerPage"];
+      for (const b of cliB ? ["", " b"] : [""]) {
+        const kept = summary[`kept${b}`], fresh = summary[`new${b}`];
+        if (!kept || !fresh) continue;
+        const d = (summary[`newMinusKept${b}`] = Object.fromEntries(fields.map((f) => [f, fresh[f] - kept[f]])));
+        process.stderr.write(`${web} ${scheme}${b ? ` (${cliB})` : ""} new connection minus kept-alive, ms/page: fetcher ${fmt(d.fetcherMsPerPage, 3)} (steady ${fmt(d.steadyFetcherMsPerPage, 3)}), node ${fmt(d.nodeMsPerPage, 3)} (steady ${fmt(d.steadyNodeMsPerPage, 3)})\n`);
+      }
+      for (const m of cliB ? modes : []) {
+        const a = summary[m], b = summary[`${m} b`];
+        process.stderr.write(`${web} ${scheme} ${m}: this build / ${cliB}: fetcher ${fmt(a.fetcherMsPerPage / b.fetcherMsPerPage, 3)} (steady ${fmt(a.steadyFetcherMsPerPage / b.steadyFetcherMsPerPage, 3)}), node ${fmt(a.nodeMsPerPage / b.nodeMsPerPage, 3)} (steady ${fmt(a.steadyNodeMsPerPage / b.steadyNodeMsPerPage, 3)})\n`);
       }
       const profiles = {};
       for (const m of opts.profile ? modes : []) {
@@ -452,7 +463,7 @@ async function compareConnections(modes) {
         profiles[m] = analyseProfiles(pdir, run.fetched);
         process.stderr.write(`${web} ${scheme} ${m} profile ms/page: ${JSON.stringify(profiles[m].msPerPage)}\n`);
       }
-      results.push({ web, scheme, connections: summary, ...(opts.profile ? { profiles } : {}), runs: Object.fromEntries(modes.map((m) => [m, runs[m].map(({ urls: _u, ...r }) => r)])) });
+      results.push({ web, scheme, ...(cliB ? { compare: cliB } : {}), connections: summary, ...(opts.profile ? { profiles } : {}), runs: Object.fromEntries(variants.map((v) => [v.key, runs[v.key].map(({ urls: _u, ...r }) => r)])) });
       save();
     } finally {
       for (const sim of Object.values(sims)) await sim.stop();
@@ -463,7 +474,7 @@ async function compareConnections(modes) {
 if (opts.connections !== "kept") {
   const modes = opts.connections.split(",").filter(Boolean);
   if (modes.some((m) => m !== "kept" && m !== "new")) throw new Error(`--connections: expected kept, new or kept,new; got ${opts.connections}`);
-  await compareConnections(modes);
+  await compareConnections(modes, opts.compare);
   if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
   else rmSync(work, { recursive: true, force: true });
   process.exit(0);
