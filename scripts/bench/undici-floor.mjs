@@ -61,20 +61,23 @@ if (a.client === "undici") {
   });
   fetchOne = async (raw) => {
     const r = await client.fetch(raw);
-    if (!r.ok) throw new Error(r.detail);
+    if (!r.ok) throw new Error(`${r.errorClass}: ${r.detail}`);
     return { status: r.status, bytes: r.body.length };
   };
   close = () => client.close();
 }
 
 let next = 0, ok = 0, failed = 0, bytes = 0;
+/** Failures by status or error message, to tell a broken client from a loaded machine. */
+const failures = {};
+const countFailure = (why) => { failed++; failures[why] = (failures[why] ?? 0) + 1; };
 async function one(raw) {
   try {
     const r = await fetchOne(raw);
     bytes += r.bytes;
-    if (r.status === 200) ok++; else failed++;
-  } catch {
-    failed++;
+    if (r.status === 200) ok++; else countFailure(`status ${r.status}`);
+  } catch (err) {
+    countFailure(String(err?.message ?? err).slice(0, 120));
   }
 }
 const c0 = process.cpuUsage();
@@ -84,4 +87,4 @@ const cpu = process.cpuUsage(c0);
 const cpuSeconds = (cpu.user + cpu.system) / 1e6;
 const wallSeconds = (performance.now() - t0) / 1000;
 await close();
-console.log(JSON.stringify({ client: a.client, freshConnections: fresh, connections, tlsFull, tlsResumed, pages: ok, failed, bytes, cpuSeconds, wallSeconds, pagesPerSecond: ok / wallSeconds, pagesPerCpuSecond: ok / cpuSeconds, cpuMsPerPage: (cpuSeconds / ok) * 1000 }));
+console.log(JSON.stringify({ client: a.client, freshConnections: fresh, connections, tlsFull, tlsResumed, pages: ok, failed, ...(failed ? { failures } : {}), bytes, cpuSeconds, wallSeconds, pagesPerSecond: ok / wallSeconds, pagesPerCpuSecond: ok / cpuSeconds, cpuMsPerPage: (cpuSeconds / ok) * 1000 }));
