@@ -38,8 +38,8 @@ describe("OriginPools", () => {
     await new Promise((r) => server.close(r));
   });
 
-  it("keeps an origin's Pool across connections the server closed", async () => {
-    const pools = new OriginPools({ connect: buildConnector({ timeout: 5_000 }), pipelining: 1, connections: 2 });
+  it.each([1, 2])("keeps an origin's dispatcher across connections the server closed (%i per origin: a Client at 1, a Pool above)", async (perOrigin) => {
+    const pools = new OriginPools({ connect: buildConnector({ timeout: 5_000 }), pipelining: 1, connections: perOrigin });
     const before = connections;
     for (let i = 0; i < 3; i++) expect(await get(pools, `http://127.0.0.1:${port}`)).toBe(200);
     expect(connections - before).toBe(3);
