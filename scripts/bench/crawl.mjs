@@ -7,7 +7,9 @@
 // script, BENCH_MONITOR=1 counts what clients send by command and key). Then, over the same
 // URLs: the floor of HTTP cost (a bare undici GET loop) and, with --profile, a per-page CPU
 // breakdown from V8 CPU profiles of every node process (NODE_OPTIONS=--cpu-prof).
-// Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile]
+// --connections kept,new (real web only): the same crawl with kept-alive connections and with a new
+// connection per page (the web answers "Connection: close"), alternating, side by side.
+// Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile] [--connections kept,new]
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
@@ -18,7 +20,7 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
@@ -49,11 +51,12 @@ function simwebConfig(scheme, web = "simweb") {
  * The web to crawl: simweb (`polite` preset) or the real-page web (`simweb realweb`), on ports 80/443
  * of a private loopback address when we may bind them, so peers need only DNS.
  */
-async function startWeb(scheme, dir, web = "simweb") {
+async function startWeb(scheme, dir, web = "simweb", { connectionClose = false } = {}) {
+  if (connectionClose && web !== "real") throw new Error("a new connection per page (--connections new) needs the real web (--webs real)");
   const start = async (netArgs) => {
     if (web !== "real") return startSimweb(simwebConfig(scheme, web), netArgs, dir);
     const seeds = join(dir, `seeds-${scheme}.txt`);
-    const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(REAL_HOSTS), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...netArgs], dir);
+    const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(REAL_HOSTS), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...(connectionClose ? ["--connection-close"] : []), ...netArgs], dir);
     return { ...sim, seedsFile: seeds };
   };
   if (process.getuid?.() === 0) {
@@ -135,7 +138,10 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     process.stderr.write(`commands sent per page: ${JSON.stringify(Object.fromEntries(Object.entries(sent).map(([c, n]) => [c, +(n / fetched).toFixed(3)])))}\n`);
   }
   const statFetched = Number((await redis.client.hget("sc:stats", "fetched")) ?? 0);
-  const links = linkCounts(await redis.client.hgetall("sc:stats"), pages);
+  const stats = await redis.client.hgetall("sc:stats");
+  const links = linkCounts(stats, pages);
+  // The fetchers' connection counters (fetch/connection-stats.ts): robots.txt fetches included.
+  const connections = { opened: Number(stats["conn:opened"] ?? 0), tlsHandshakes: Number(stats["tls:handshakes"] ?? 0), tlsResumed: Number(stats["tls:resumed"] ?? 0) };
   const memory = await redisMemory(redis.client);
   await redis.stop();
   const byRole = sampler.byRole();
@@ -150,7 +156,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     redisCommandsPerPage: commands.total / fetched, redisCommands: commands.byCommand,
     redisUsec: commands.usecByCommand, redisScriptUsPerPage: commands.scriptUsec / fetched,
     ...(byScript ? { redisSlowlog: byScript } : {}),
-    truncated: pages.filter((p) => p.truncated).length, links, rssGrowth: rssGrowth(marks, statFetched), maxPages,
+    truncated: pages.filter((p) => p.truncated).length, links, connections, rssGrowth: rssGrowth(marks, statFetched), maxPages,
     urls: pages.filter((p) => p.status === 200).map((p) => p.url),
     out,
   };
@@ -349,7 +355,7 @@ const results = [];
 // Written after each scheme, so a run cut short keeps what it measured.
 const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
   bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, realHosts: REAL_HOSTS, realMaxPages: REAL_MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
-  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}`, results,
+  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}${opts.connections !== "kept" ? ` --connections ${opts.connections} --webs ${opts.webs} --schemes ${opts.schemes}${opts.compare ? ` --compare ${opts.compare}` : ""}` : ""}`, results,
 });
 /**
  * A/B: this build (with --a-args added to its crawl flags) and the one at --compare (a
@@ -381,6 +387,97 @@ async function compareBuilds(cliB) {
       await sim.stop();
     }
   }
+}
+
+/**
+ * Kept-alive connections against a new connection per page, over the same pages: two copies of the
+ * real web, one answering "Connection: close", crawled in alternation (kept, new, new, kept, ...).
+ * A new connection per page is the fleet's regime (a host's delay outlasts the keep-alive time);
+ * its runs crawl with --cut-drain-bytes 0, as the node does at such delays. Prints and saves CPU ms
+ * per page by process (whole run and steady state), pages/s (throughput must stay comparable), and
+ * the connections and full TLS handshakes the fetchers counted, which prove the regime. With
+ * --compare, each mode also runs the other build, alternating, and the ratios are printed; --cli
+ * runs another copy of this build's dist (so the checkout can be rebuilt while the bench runs).
+ */
+async function compareConnections(modes, cliB) {
+  // Each mode with this build ("a") and, with --compare, with the other build too ("b").
+  const variants = modes.flatMap((m) => [{ key: m, mode: m, cli: opts.cli ?? SHARDCRAWL_CLI, extra: aArgs }, ...(cliB ? [{ key: `${m} b`, mode: m, cli: cliB, extra: [] }] : [])]);
+  for (const [web, scheme] of webSchemes()) {
+    if (web !== "real") {
+      process.stderr.write(`--connections: skipping the ${web} web (only the real web can close connections)\n`);
+      continue;
+    }
+    const sims = {};
+    try {
+      for (const m of modes) sims[m] = await startWeb(scheme, join(work, `web-${web}-${scheme}-${m}`), web, { connectionClose: m === "new" });
+      const runs = Object.fromEntries(variants.map((v) => [v.key, []]));
+      for (let i = 0; i < REPS; i++) {
+        for (const v of i % 2 ? [...variants].reverse() : variants) {
+          const extra = v.mode === "new" ? ["--cut-drain-bytes", "0"] : [];
+          const tag = v.key.replace(" ", "-");
+          const run = await crawlOnce(scheme, sims[v.mode], join(work, `redis-${web}-${scheme}-${tag}${i}`), `crawl-${web}-${scheme}-${tag}${i}`, undefined, v.cli, [...v.extra, ...extra]);
+          run.load = loadavg().map((x) => Number(x.toFixed(2)));
+          const c = run.connections;
+          const roles = Object.entries(run.byRole).map(([n, r]) => `${n} ${fmt((r.cpuSeconds / run.fetched) * 1000, 2)}`).join(", ");
+          process.stderr.write(`${web} ${scheme} ${v.key} ${i} (load ${run.load[0]}): ${run.fetched} pages, ${fmt(run.pagesPerSecond)} pages/s, ${fmt(run.cpuMsPerPage, 2)} ms CPU/page (steady ${fmt(run.steady?.cpuMsPerPage, 2)}: ${Object.entries(run.steady?.msPerPageByRole ?? {}).map(([r, x]) => `${r} ${fmt(x, 2)}`).join(", ")}); whole run ms/page: ${roles}; ${c.opened} connections (${fmt(c.opened / run.fetched, 3)}/page), TLS ${c.tlsHandshakes} full + ${c.tlsResumed} resumed\n`);
+          runs[v.key].push(run);
+        }
+      }
+      const summary = {};
+      for (const v of variants) {
+        const rs = runs[v.key];
+        const med = (f) => median(rs.map(f));
+        const tls = med((r) => r.connections.tlsHandshakes + r.connections.tlsResumed);
+        summary[v.key] = {
+          pagesPerSecond: med((r) => r.pagesPerSecond),
+          fetcherMsPerPage: med((r) => ((r.byRole.fetcher?.cpuSeconds ?? NaN) / r.fetched) * 1000),
+          steadyFetcherMsPerPage: med((r) => r.steady?.msPerPageByRole?.fetcher ?? NaN),
+          nodeMsPerPage: med((r) => r.cpuMsPerPage),
+          steadyNodeMsPerPage: med((r) => r.steady?.cpuMsPerPage ?? NaN),
+          msPerPageByRole: Object.fromEntries(["supervisor", "fetcher", "parser", "redis"].map((role) => [role, med((r) => ((r.byRole[role]?.cpuSeconds ?? NaN) / r.fetched) * 1000)])),
+          connectionsPerPage: med((r) => r.connections.opened / r.fetched),
+          connections: med((r) => r.connections.opened),
+          tlsFullHandshakes: med((r) => r.connections.tlsHandshakes),
+          tlsResumed: med((r) => r.connections.tlsResumed),
+          tlsResumedShare: tls > 0 ? med((r) => r.connections.tlsResumed / Math.max(1, r.connections.tlsHandshakes + r.connections.tlsResumed)) : undefined,
+          truncated: med((r) => r.truncated),
+        };
+        const x = summary[v.key];
+        process.stderr.write(`${web} ${scheme} ${v.key} (medians of ${rs.length}): fetcher ${fmt(x.fetcherMsPerPage, 3)} ms/page (steady ${fmt(x.steadyFetcherMsPerPage, 3)}), node ${fmt(x.nodeMsPerPage, 2)} (steady ${fmt(x.steadyNodeMsPerPage, 2)}), ${fmt(x.pagesPerSecond)} pages/s, ${fmt(x.connectionsPerPage, 3)} connections/page, TLS ${x.tlsFullHandshakes} full / ${x.tlsResumed} resumed${x.tlsResumedShare === undefined ? "" : ` (${fmt(x.tlsResumedShare * 100, 1)}% resumed)`}\n`);
+      }
+      const fields = ["fetcherMsPerPage", "steadyFetcherMsPerPage", "nodeMsPerPage", "steadyNodeMsPerPage"];
+      for (const b of cliB ? ["", " b"] : [""]) {
+        const kept = summary[`kept${b}`], fresh = summary[`new${b}`];
+        if (!kept || !fresh) continue;
+        const d = (summary[`newMinusKept${b}`] = Object.fromEntries(fields.map((f) => [f, fresh[f] - kept[f]])));
+        process.stderr.write(`${web} ${scheme}${b ? ` (${cliB})` : ""} new connection minus kept-alive, ms/page: fetcher ${fmt(d.fetcherMsPerPage, 3)} (steady ${fmt(d.steadyFetcherMsPerPage, 3)}), node ${fmt(d.nodeMsPerPage, 3)} (steady ${fmt(d.steadyNodeMsPerPage, 3)})\n`);
+      }
+      for (const m of cliB ? modes : []) {
+        const a = summary[m], b = summary[`${m} b`];
+        process.stderr.write(`${web} ${scheme} ${m}: this build / ${cliB}: fetcher ${fmt(a.fetcherMsPerPage / b.fetcherMsPerPage, 3)} (steady ${fmt(a.steadyFetcherMsPerPage / b.steadyFetcherMsPerPage, 3)}), node ${fmt(a.nodeMsPerPage / b.nodeMsPerPage, 3)} (steady ${fmt(a.steadyNodeMsPerPage / b.steadyNodeMsPerPage, 3)})\n`);
+      }
+      const profiles = {};
+      for (const m of opts.profile ? modes : []) {
+        const pdir = join(work, `profiles-${web}-${scheme}-${m}`);
+        const run = await crawlOnce(scheme, sims[m], join(work, `redis-${web}-${scheme}-${m}-prof`), `crawl-${web}-${scheme}-${m}-prof`, pdir, SHARDCRAWL_CLI, [...aArgs, ...(m === "new" ? ["--cut-drain-bytes", "0"] : [])]);
+        profiles[m] = analyseProfiles(pdir, run.fetched);
+        process.stderr.write(`${web} ${scheme} ${m} profile ms/page: ${JSON.stringify(profiles[m].msPerPage)}\n`);
+      }
+      results.push({ web, scheme, ...(cliB ? { compare: cliB } : {}), connections: summary, ...(opts.profile ? { profiles } : {}), runs: Object.fromEntries(variants.map((v) => [v.key, runs[v.key].map(({ urls: _u, ...r }) => r)])) });
+      save();
+    } finally {
+      for (const sim of Object.values(sims)) await sim.stop();
+    }
+  }
+}
+
+if (opts.connections !== "kept") {
+  const modes = opts.connections.split(",").filter(Boolean);
+  if (modes.some((m) => m !== "kept" && m !== "new")) throw new Error(`--connections: expected kept, new or kept,new; got ${opts.connections}`);
+  await compareConnections(modes, opts.compare);
+  if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
+  else rmSync(work, { recursive: true, force: true });
+  process.exit(0);
 }
 
 if (opts.compare) {

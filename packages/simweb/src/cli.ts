@@ -16,7 +16,7 @@ const USAGE = `usage:
                   [--dns-port N] [--dns-log FILE]  (DNS server and per-host addresses: config "dns", see docs/real-web.md)
   simweb seeds    [config flags] [--count N]
   simweb expected [config flags] --seeds FILE [--scope domains|hosts|any] [--user-agent UA] [--max-pages N]
-  simweb realweb  --corpus DIR [--hosts N] [--templates-per-host N] [--external-in-scope F] [--seed N] [--bind IP] [--port N] [--https-port N] [--ca-dir DIR] [--seeds-out FILE --scheme http|https]
+  simweb realweb  --corpus DIR [--hosts N] [--templates-per-host N] [--external-in-scope F] [--seed N] [--bind IP] [--port N] [--https-port N] [--ca-dir DIR] [--seeds-out FILE --scheme http|https] [--connection-close]
   simweb verify   --log FILE [config flags] [--min-gap-ms N] [--max-concurrency N] [--politeness-key host|domain] [--user-agent UA] [--seeds FILE --scope S]
                   [--max-crawl-delay MS]  (expected/verify: hosts asking a longer Crawl-delay are skipped)
 config flags: [--preset default|polite|hostile|tiny] [--config file.json] [--seed N] [--hosts N] [--page-cap N]

@@ -31,6 +31,11 @@ export interface RealwebOptions {
   /** Share of other sites whose links are mapped onto served hosts (in scope); the rest stay out of scope. */
   externalInScope: number;
   seed: number;
+  /**
+   * Answer every request with "Connection: close", so a client opens a new connection per page:
+   * what a crawler pays when a host's next turn comes after its keep-alive time (default false).
+   */
+  connectionClose?: boolean;
 }
 
 export const DEFAULT_REALWEB: Omit<RealwebOptions, "corpusDir"> = { hosts: 66, templatesPerHost: 16, externalInScope: 0.5, seed: 1 };
@@ -225,6 +230,8 @@ export class RealWeb {
   }
 
   handle(req: IncomingMessage, res: ServerResponse, scheme: "http" | "https"): void {
+    // Node's server closes the socket after a response that carries this header.
+    if (this.options.connectionClose) res.setHeader("connection", "close");
     const hostHeader = (req.headers.host ?? "").replace(/:\d+$/, "");
     const host = this.hostIndex(hostHeader);
     if (host < 0) {
@@ -305,7 +312,7 @@ export async function realwebMain(argv: string[]): Promise<number> {
     args: argv, strict: true, options: {
       corpus: { type: "string" }, hosts: { type: "string" }, "templates-per-host": { type: "string" }, "external-in-scope": { type: "string" },
       seed: { type: "string" }, bind: { type: "string" }, port: { type: "string" }, "https-port": { type: "string" }, "ca-dir": { type: "string" },
-      "seeds-out": { type: "string" }, scheme: { type: "string" },
+      "seeds-out": { type: "string" }, scheme: { type: "string" }, "connection-close": { type: "boolean" },
     },
   });
   if (!v.corpus) throw new RangeError("realweb needs --corpus DIR (a folder of .html files)");
@@ -316,6 +323,7 @@ export async function realwebMain(argv: string[]): Promise<number> {
     templatesPerHost: num(v["templates-per-host"], DEFAULT_REALWEB.templatesPerHost),
     externalInScope: num(v["external-in-scope"], DEFAULT_REALWEB.externalInScope),
     seed: num(v.seed, DEFAULT_REALWEB.seed),
+    connectionClose: v["connection-close"] ?? false,
   }, { bind: v.bind ?? "127.0.0.1", httpPort: num(v.port, 0), httpsPort: num(v["https-port"], 0), ...(v["ca-dir"] ? { caDir: v["ca-dir"] } : {}) });
   if (v["seeds-out"]) writeFileSync(v["seeds-out"], sim.web.seeds(v.scheme === "https" ? "https" : "http").join("\n") + "\n");
   process.stdout.write(`${JSON.stringify({ http: sim.httpPort, https: sim.httpsPort, ca: sim.caFile, hosts: sim.web.options.hosts, stats: sim.web.stats })}\n`);

@@ -5,6 +5,7 @@ import { mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { gunzipSync } from "node:zlib";
+import { Agent as HttpAgent, request as httpRequest } from "node:http";
 import { RealWeb, startRealweb, type RunningRealweb } from "../src/realweb.js";
 import { get } from "./client.js";
 
@@ -68,5 +69,39 @@ describe("realweb over HTTP and HTTPS", () => {
     expect(r.status).toBe(200);
     const body = r.body.toString("latin1");
     expect(body).toContain("https://www.real0.test/nav");
+  });
+});
+
+describe("realweb --connection-close", () => {
+  /** Two GETs through one keep-alive agent; true when the second went over the first's socket. */
+  async function secondReusesSocket(sim: RunningRealweb): Promise<{ reused: boolean; connection: string | undefined }> {
+    const agent = new HttpAgent({ keepAlive: true, maxSockets: 1 });
+    const one = (): Promise<{ socket: object; connection: string | undefined }> =>
+      new Promise((resolve, reject) => {
+        const req = httpRequest({ host: "127.0.0.1", port: sim.httpPort, path: "/p", agent, headers: { host: "www.real0.test" } }, (res) => {
+          res.resume();
+          res.on("end", () => resolve({ socket: req.socket!, connection: res.headers.connection }));
+        });
+        req.on("error", reject);
+        req.end();
+      });
+    const a = await one();
+    // The agent takes a kept-alive socket back on the next turns of the event loop.
+    await new Promise((r) => setTimeout(r, 50));
+    const b = await one();
+    agent.destroy();
+    return { reused: a.socket === b.socket, connection: b.connection };
+  }
+
+  test("answers Connection: close and closes the socket, so every request opens a new connection", async () => {
+    const closing = await startRealweb({ corpusDir: corpus(), hosts: 1, templatesPerHost: 1, externalInScope: 0, seed: 1, connectionClose: true });
+    const keeping = await startRealweb({ corpusDir: corpus(), hosts: 1, templatesPerHost: 1, externalInScope: 0, seed: 1 });
+    try {
+      expect(await secondReusesSocket(closing)).toEqual({ reused: false, connection: "close" });
+      expect(await secondReusesSocket(keeping)).toEqual({ reused: true, connection: "keep-alive" });
+    } finally {
+      await closing.close();
+      await keeping.close();
+    }
   });
 });

@@ -7,7 +7,7 @@
 // response) that undici does not expose to a dispatch handler.
 import { isIP, type Socket } from "node:net";
 import { performance } from "node:perf_hooks";
-import { createSecureContext, type TLSSocket } from "node:tls";
+import { TLSSocket, createSecureContext } from "node:tls";
 import type { buildConnector as UndiciConnector } from "undici";
 import { applyConnectTo, lookupOverride, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import type { DnsCache } from "./dns-cache.js";
@@ -100,11 +100,14 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): Connector
   // One secure context for every connection: given only `ca`, tls.connect builds a new context
   // per connection and parses every root certificate again (tens of ms of CPU per connection).
   // Made at the first HTTPS connection: parsing the roots costs a process ~70 ms an HTTP crawl never needs.
+  // Sessions are kept here, not in undici's cache: undici hands its session to tls.connect, which
+  // decodes it twice (in the socket's constructor and again after connecting), and decoding a
+  // session parses the certificate inside it; we set it once (offerSession).
   let secure: Connector | undefined;
   const secureBase = (): Connector =>
     (secure ??= buildConnector({
       timeout: opts.connectTimeoutMs,
-      maxCachedSessions: maxSessions,
+      maxCachedSessions: CAN_SET_SESSION ? 0 : maxSessions,
       secureContext: createSecureContext(opts.ca ? { ca: opts.ca } : {}),
     }) as unknown as Connector);
   const sessions = new SessionKeeper(maxSessions);
@@ -182,7 +185,11 @@ export function createGuardedConnector(opts: GuardedConnectorOptions): Connector
             facts.ip = socket?.remoteAddress ?? ip;
             if (https) phase = "tls";
           });
-          if (https) socket?.on("session", (session: Buffer) => sessions.keep(servername ?? ip, session));
+          if (https && socket) {
+            const key = servername ?? ip;
+            offerSession(socket as TLSSocket, sessions.get(key));
+            socket.on("session", (session: Buffer) => sessions.keep(key, session));
+          }
         };
         attempt(0);
       },
@@ -215,14 +222,37 @@ async function resolveTarget(
   return { addresses: await opts.dns.resolve(host), looked: true };
 }
 
+/** TLSSocket's setSession (what tls.connect calls; not in the typings). */
+type SessionSettable = TLSSocket & { setSession(session: Buffer): void };
+/** Without it (another Node), sessions go through undici's cache as tls.connect options. */
+const CAN_SET_SESSION = typeof (TLSSocket.prototype as Partial<SessionSettable>).setSession === "function";
+
 /**
- * undici keeps TLS sessions behind WeakRefs, so a garbage collection between two connections can
- * drop them and force a full handshake. Holding a bounded set of strong references keeps
- * resumption working; the oldest sessions go first.
+ * Offers a kept session for resumption on a TLS socket that is still connecting: its handshake
+ * starts on the TCP connect, which is always later than this (what tls.connect does with its
+ * `session` option, minus the second decoding).
+ */
+function offerSession(socket: TLSSocket, session: Buffer | undefined): void {
+  if (!CAN_SET_SESSION || session === undefined || !socket.connecting) return;
+  try {
+    (socket as SessionSettable).setSession(session);
+  } catch {
+    // A session OpenSSL cannot decode: a full handshake instead.
+  }
+}
+
+/**
+ * The TLS sessions for resumption, one per host name (undici's own cache holds them behind
+ * WeakRefs, which a garbage collection between two connections can empty, forcing a full
+ * handshake): a bounded set of strong references; the oldest sessions go first.
  */
 class SessionKeeper {
   private readonly sessions = new Map<string, Buffer>();
   constructor(private readonly max: number) {}
+
+  get(key: string): Buffer | undefined {
+    return this.sessions.get(key);
+  }
 
   keep(key: string, session: Buffer): void {
     if (this.max <= 0) return;

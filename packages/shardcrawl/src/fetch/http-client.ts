@@ -1,5 +1,5 @@
-// The crawler's HTTP client: one undici Agent (keep-alive, pipelining 1, bounded connections per
-// origin, TLS session reuse) behind the guarded connector. fetch() never throws and never follows
+// The crawler's HTTP client: an undici Pool per origin (keep-alive, pipelining 1, bounded connections
+// per origin, TLS session reuse; origin-pools.ts) behind the guarded connector. fetch() never throws and never follows
 // redirects; it returns the raw response as received (content-encoding kept) with hard caps on
 // size and time, or a classified failure.
 import diagnosticsChannel from "node:diagnostics_channel";
@@ -11,7 +11,7 @@ import type { Dispatcher } from "undici";
 import type { FetchErrorClass, FetchTimings, FetchedPage } from "../shared/types.js";
 import { parseConnectTo, parseResolve, type ConnectToRule, type ResolveOverride } from "./connect-to.js";
 import { DnsCache, type LookupAll } from "./dns-cache.js";
-import { Agent } from "./undici-parts.js";
+import { OriginPools } from "./origin-pools.js";
 import { classifyFetchError } from "./fetch-errors.js";
 import {
   createGuardedConnector, firstTargetAddress, factsOfConnectError, newConnectionCounters, noteRequestSent, type ConnectionCounters, type SocketFacts,
@@ -59,7 +59,7 @@ export interface HttpClientOptions {
   dnsLookup?: LookupAll;
   acceptEncoding?: string;
   accept?: string;
-  /** Parallel connections per origin (the Agent's pool size). */
+  /** Parallel connections per origin (each origin's Pool size). */
   connectionsPerOrigin?: number;
   keepAliveTimeoutMs?: number;
   /** TLS sessions kept for resumption (one per host name). */
@@ -179,7 +179,7 @@ export function createHttpClient(opts: HttpClientOptions): HttpClient {
     ...(opts.caFile ? { ca: [...rootCertificates, readFileSync(opts.caFile, "utf8")] } : {}),
   });
   const keepAliveMs = opts.keepAliveTimeoutMs ?? DEFAULT_KEEP_ALIVE_MS;
-  const agent = new Agent({
+  const agent = new OriginPools({
     connect: connector,
     pipelining: 1,
     connections: opts.connectionsPerOrigin ?? 4,
@@ -233,7 +233,7 @@ interface FetchSettings {
   totalMs: number;
 }
 
-function fetchOnce(agent: Agent, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
+function fetchOnce(agent: OriginPools, input: string | URL, init: FetchInit, settings: FetchSettings): Promise<FetchOutcome> {
   const started = performance.now();
   const fetchedAt = new Date().toISOString();
   let url: URL;
