@@ -33,6 +33,12 @@ export const MIN_TOTAL_CAP = 1000;
  */
 export const LAST_STRETCH = 0.95;
 export const LAST_RESORT_CAP = 100;
+/**
+ * When memory would pass the budget itself by the next tick, the floor drops once more: a tight
+ * budget can be full of what is not queues, and the queued URLs are then the last thing to give.
+ * A few URLs stay queued so the crawl goes on (each leased one frees a place for a new link).
+ */
+export const OVER_BUDGET_CAP = 10;
 
 export interface GovernorReading {
   usedBytes: number;
@@ -88,7 +94,8 @@ export class MemoryGovernor {
     if (ahead > budgetBytes * this.b.high) {
       // Below what is queued now, so the queues shrink as work is leased.
       const last = ahead >= budgetBytes * LAST_STRETCH;
-      const cap = Math.max(last ? LAST_RESORT_CAP : MIN_TOTAL_CAP, Math.floor(Math.min(queued, flow.totalCap ?? queued) * (last ? 0.5 : 0.9)));
+      const floor = ahead >= budgetBytes ? OVER_BUDGET_CAP : last ? LAST_RESORT_CAP : MIN_TOTAL_CAP;
+      const cap = Math.max(floor, Math.floor(Math.min(queued, flow.totalCap ?? queued) * (last ? 0.5 : 0.9)));
       if (flow.totalCap === undefined || cap < flow.totalCap) {
         await this.frontier.setFlow({ totalCap: cap });
         await this.frontier.redis.hincrby(this.frontier.keys.stats, "memory:capLowered", 1);

@@ -221,15 +221,29 @@ describe("memory governor", () => {
     for (let i = 0; i < 30; i++) await near();
     expect((await f.flowState()).totalCap).toBe(1000);
     expect((await f.addLinks([link("https://new.test/")])).dropped).toBe(1);
-    // Past it (here far past): the cap halves each tick down to 100 URLs.
+    // Past it (here far past, over the budget itself): the cap halves each tick down to 10 URLs.
     const tight = new MemoryGovernor(f, { budgetBytes: 1024, high: 0.85, low: 0.7 });
     expect((await tight.tick()).totalCap).toBe(500);
     for (let i = 0; i < 30; i++) await tight.tick();
-    expect((await f.flowState()).totalCap).toBe(100);
+    expect((await f.flowState()).totalCap).toBe(10);
     const roomy = new MemoryGovernor(f, { budgetBytes: 1e12, high: 0.85, low: 0.7 });
     expect((await roomy.tick()).action).toBe("raised");
     for (let i = 0; i < 60 && (await f.flowState()).totalCap !== undefined; i++) await roomy.tick();
     expect((await f.flowState()).totalCap).toBeUndefined();
     expect((await f.addLinks([link("https://new.test/")])).added).toBe(1);
+  });
+
+  it("holds leasing for a tick when a rise would pass the budget by the next tick, never two ticks running", async () => {
+    const f = await open({ maxQueuedTotal: 1_000_000 });
+    const used = await redisUsedMemory(f);
+    // The budget sits just above the first reading; then ~200 KB arrive before the next tick.
+    const g = new MemoryGovernor(f, { budgetBytes: Math.round(used / 0.97), high: 0.85, low: 0.7 });
+    expect((await g.tick()).held).toBeUndefined(); // no rise seen yet
+    await f.addLinks(Array.from({ length: 2000 }, (_, i) => link(`https://hold${i % 20}.test/a/long/enough/path/${i}`)));
+    const r = await g.tick();
+    expect(r.held).toBe(true);
+    expect(Number(await f.redis.hget(f.keys.flow, "mem"))).toBeGreaterThan(Date.now());
+    expect((await f.lease(8)).blocked).toBe("memory");
+    expect((await g.tick()).held).toBeUndefined(); // the crawl always moves between holds
   });
 });
