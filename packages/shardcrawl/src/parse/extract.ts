@@ -154,8 +154,6 @@ function hasAttributes(kind: number): boolean {
 }
 
 const WHITESPACE_RUN = /\s+/g;
-/** The next character that is not whitespace in isSpace's sense (JS \s is the same set). */
-const NON_SPACE = /\S/g;
 
 /** ASCII whitespace, no-break space and the Unicode space separators: all collapse to one space. */
 function isSpace(c: number): boolean {
@@ -349,15 +347,9 @@ class Collector implements TokenizerCallbacks {
     let i = start;
     while (i < end) {
       if (isSpace(s.charCodeAt(i))) {
-        i++;
-        if (i < end && isSpace(s.charCodeAt(i))) {
-          // A longer run (indentation between tags, most of a page's whitespace): the regex engine
-          // finds its end faster than a loop here. It stops at the first non-space, at the latest
-          // the '<' or '&' that ends this text.
-          NON_SPACE.lastIndex = i;
-          const next = NON_SPACE.exec(s);
-          i = next === null || next.index > end ? end : next.index;
-        }
+        // A whole run at once: indentation between tags is most of the whitespace a page has.
+        do i++;
+        while (i < end && isSpace(s.charCodeAt(i)));
         this.pendingSpace = true;
         continue;
       }
