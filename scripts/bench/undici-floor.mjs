@@ -18,7 +18,7 @@ import { parseArgs } from "node:util";
 import { ROOT, crawlerRequire } from "./common.mjs";
 
 const { Agent, request } = crawlerRequire("undici");
-const { values: a } = parseArgs({ options: { urls: { type: "string" }, ip: { type: "string" }, http: { type: "string" }, https: { type: "string" }, ca: { type: "string" }, cut: { type: "string" }, concurrency: { type: "string", default: "64" }, "fresh-connections": { type: "boolean", default: false }, client: { type: "string", default: "undici" }, "client-dist": { type: "string", default: join(ROOT, "packages/shardcrawl/dist") } } });
+const { values: a } = parseArgs({ options: { urls: { type: "string" }, ip: { type: "string" }, http: { type: "string" }, https: { type: "string" }, ca: { type: "string" }, cut: { type: "string" }, concurrency: { type: "string", default: "64" }, "fresh-connections": { type: "boolean", default: false }, client: { type: "string", default: "undici" }, "client-dist": { type: "string", default: join(ROOT, "packages/shardcrawl/dist") }, "connections-per-origin": { type: "string", default: "4" } } });
 const fresh = a["fresh-connections"];
 const urls = JSON.parse(readFileSync(a.urls, "utf8"));
 const cut = Number(a.cut);
@@ -39,7 +39,7 @@ let fetchOne;
 let close;
 if (a.client === "undici") {
   const lookup = (_host, o, cb) => (o?.all ? cb(null, [{ address: a.ip, family: 4 }]) : cb(null, a.ip, 4));
-  const agent = new Agent({ connect: { ca: readFileSync(a.ca), lookup, timeout: 10_000, maxCachedSessions: 100_000 }, headersTimeout: 30_000, bodyTimeout: 30_000, connections: 4 });
+  const agent = new Agent({ connect: { ca: readFileSync(a.ca), lookup, timeout: 10_000, maxCachedSessions: 100_000 }, headersTimeout: 30_000, bodyTimeout: 30_000, connections: Number(a["connections-per-origin"]) });
   const portFor = (u) => (u.protocol === "https:" ? Number(a.https) : Number(a.http));
   fetchOne = async (raw) => {
     const u = new URL(raw);
@@ -58,6 +58,7 @@ if (a.client === "undici") {
   const { createHttpClient } = await import(pathToFileURL(join(a["client-dist"], "fetch/http-client.js")).href);
   const client = createHttpClient({
     userAgent: "undici-floor", connectTo: [`:80:${a.ip}:${a.http}`, `:443:${a.ip}:${a.https}`], allowPrivate: true, caFile: a.ca, maxBodyBytes: cut,
+    connectionsPerOrigin: Number(a["connections-per-origin"]), // the crawl's --host-concurrency (default 1)
   });
   fetchOne = async (raw) => {
     const r = await client.fetch(raw);

@@ -10,8 +10,14 @@ import { Client, Pool } from "./undici-parts.js";
 
 type OriginDispatcher = Pool | Client;
 
-/** Origins kept, like the TLS session cache: one per host in rotation (an idle Pool is ~2 KiB). */
-export const DEFAULT_MAX_ORIGINS = 10_000;
+/**
+ * Origins kept by default: as many as TLS sessions (one per host in rotation) when an idle origin
+ * costs a Client (~2 KB of heap); a Pool (~20 KB: its request queue is preallocated) gets a tenth,
+ * so either way about 20 MB.
+ */
+export function defaultMaxOrigins(connectionsPerOrigin: number | null | undefined): number {
+  return connectionsPerOrigin === 1 ? 10_000 : 1_000;
+}
 
 export class OriginPools {
   /** In order of last use, oldest first. */
@@ -19,7 +25,7 @@ export class OriginPools {
 
   constructor(
     private readonly options: UndiciPool.Options,
-    private readonly maxOrigins = DEFAULT_MAX_ORIGINS,
+    private readonly maxOrigins = defaultMaxOrigins(options.connections),
   ) {}
 
   /** Pools (or Clients) built so far: one per origin, unless closed for the bound. */
