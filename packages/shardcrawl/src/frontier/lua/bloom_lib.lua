@@ -121,35 +121,31 @@ local BF_OFF = {}
 local BF_KEYS = {}
 
 -- Tests (set_bits false) or tests-and-sets offsets offs[o0 + 1 .. o0 + k] of the block of `nb` bytes at byte
--- `at` of `key`: one GETRANGE, and for a new URL one SETRANGE of the bytes from the first to the
--- last one changed; a URL found seen writes nothing. True when a bit was clear.
--- Bits are tested with arithmetic (v % 2m >= m), not bit.band: the VM's % costs no C call.
+-- `at` of `key`: one GETRANGE, and for a new URL one SETRANGE of the whole block (its start's text is
+-- the GETRANGE's: a string.format less); a URL found seen writes nothing. True when a bit was clear.
+-- Bits are tested with arithmetic (v % 2m >= m), not bit.band: the VM's % costs no C call. The
+-- block is read into one table by one C call (a string.byte per offset cost more) and its bits
+-- are set there as they are found clear.
 local function bf_block(key, at, nb, offs, o0, k, set_bits)
-  local blk = redis.call('GETRANGE', key, string.format('%d', at), string.format('%d', at + nb - 1))
-  local lo, hi = nil, 0
+  local from = string.format('%d', at)
+  local blk = redis.call('GETRANGE', key, from, string.format('%d', at + nb - 1))
+  local t = { string.byte(blk, 1, nb) }
+  local fresh = false
   for i = o0 + 1, o0 + k do
     local o = offs[i]
     local r = o % 8
     local x = (o - r) / 8 + 1
     local m = BF_MASK[r]
-    if (string.byte(blk, x) or 0) % (m + m) < m then
+    local v = t[x] or 0
+    if v % (m + m) < m then
       if not set_bits then return true end
-      if not lo or x < lo then lo = x end
-      if x > hi then hi = x end
+      t[x] = v + m
+      fresh = true
     end
   end
-  if not lo then return false end
-  -- One table per NEW link (Lua's heap is not in used_memory); one C call for the whole span.
-  local t = { string.byte(blk, lo, hi) }
-  for x = #t + 1, hi - lo + 1 do t[x] = 0 end -- a segment shorter than planned (never allocated)
-  for i = o0 + 1, o0 + k do
-    local o = offs[i]
-    local r = o % 8
-    local x = (o - r) / 8 + 2 - lo
-    local m = BF_MASK[r]
-    if x >= 1 and x <= hi - lo + 1 and t[x] % (m + m) < m then t[x] = t[x] + m end
-  end
-  redis.call('SETRANGE', key, string.format('%d', at + lo - 1), string.char(unpack(t)))
+  if not fresh then return false end
+  for x = #blk + 1, nb do t[x] = t[x] or 0 end -- a segment shorter than planned (never allocated)
+  redis.call('SETRANGE', key, from, string.char(unpack(t, 1, nb)))
   return true
 end
 
