@@ -6,16 +6,12 @@
 // the same parser (robots-rules.ts) reads back to the same rules, so everything that reads the
 // cache (the compiled memo, the outage's last copy, sitemap discovery, `inspect`) works unchanged;
 // test/fetch/robots-trim.test.ts checks that every decision is identical to the whole file's.
+import { isHttpUrl, productToken } from "./robots.js";
 import { groupsFor, parseRobotsTxt } from "./robots-rules.js";
 
 /** First line of a trimmed copy; names the product token it was trimmed for. */
 const MARK = "# shardcrawl: trimmed for agent ";
 const DELAY = /^(?:\d+(?:\.\d*)?|\.\d+)$/;
-
-/** "shardcrawl/0.1 (+https://...)" -> "shardcrawl"; "*" when it has no token (as robots.ts productToken). */
-function tokenOf(userAgent: string): string {
-  return /^[A-Za-z_-]+/.exec(userAgent.trim())?.[0].toLowerCase() ?? "*";
-}
 
 /**
  * The lines of `body` that decide for `userAgent`: its group's allow/disallow records (as written,
@@ -23,7 +19,7 @@ function tokenOf(userAgent: string): string {
  * Sitemap lines. Never longer than the body (a file already minimal is returned as it is).
  */
 export function trimRobotsBody(body: string, userAgent: string): string {
-  const token = tokenOf(userAgent);
+  const token = productToken(userAgent);
   const parsed = parseRobotsTxt(body);
   const { matched, groups } = groupsFor(parsed, token);
   const lines = [`${MARK}${token}`];
@@ -52,14 +48,5 @@ export function trimRobotsBody(body: string, userAgent: string): string {
 export function robotsBodyServes(body: string, userAgent: string): boolean {
   if (!body.startsWith(MARK)) return true;
   const end = body.indexOf("\n");
-  return body.slice(MARK.length, end === -1 ? undefined : end) === tokenOf(userAgent);
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const u = new URL(value);
-    return u.protocol === "http:" || u.protocol === "https:";
-  } catch {
-    return false;
-  }
+  return body.slice(MARK.length, end === -1 ? undefined : end) === productToken(userAgent);
 }

@@ -377,7 +377,8 @@ function pathOf(url: string | URL): string | null {
   }
 }
 
-function isHttpUrl(value: string): boolean {
+/** Whether a Sitemap value is an absolute http(s) URL (others are ignored). */
+export function isHttpUrl(value: string): boolean {
   try {
     const u = new URL(value);
     return u.protocol === "http:" || u.protocol === "https:";
