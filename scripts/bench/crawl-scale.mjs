@@ -300,7 +300,7 @@ const total = (s) => Object.values(s.cpu).reduce((n, c) => n + c, 0);
 
 /**
  * Calls and time per command from INFO commandstats. The time is Redis's wall time inside the
- * command (a Lua script's "evalsha" includes the commands it calls, and on a loaded machine the
+ * command (a Lua script's "fcall" (or "evalsha") includes the commands it calls, and on a loaded machine the
  * time redis-server waits for a core): read it as where Redis's work goes, not as CPU.
  */
 async function commandStats() {

@@ -239,7 +239,7 @@ function readPages(out) {
 /**
  * Commands Redis served during the crawl (INFO commandstats; the bench's own PING, HGET of the
  * page count and the end-of-run reads are the only other callers): calls and microseconds spent in
- * each command. A script's time (evalsha) includes the commands it runs, which are also counted
+ * each command. A script's time (fcall, or evalsha in builds before the scripts became Redis functions) includes the commands it runs, which are also counted
  * under their own names (calls made from Lua), so the sum of usec counts script bodies twice;
  * `scriptUsec` is the scripts' total (BENCH_SLOWLOG splits it by script).
  */
@@ -252,15 +252,15 @@ async function redisCommandCount(r) {
     usecByCommand[m[1]] = Number(m[3]);
     total += Number(m[2]);
   }
-  const scriptUsec = (usecByCommand.evalsha ?? 0) + (usecByCommand.eval ?? 0);
+  const scriptUsec = (usecByCommand.fcall ?? 0) + (usecByCommand.evalsha ?? 0) + (usecByCommand.eval ?? 0);
   return { total, byCommand, usecByCommand, scriptUsec };
 }
 
 /**
  * Redis time per script, from the slow log with a threshold of 0 (BENCH_SLOWLOG=1: every command is
  * logged, which costs Redis CPU, so the run's CPU figures are not comparable): script name ->
- * {calls, usec}, and the same for commands sent directly. Script names come from the SHA-1 of the
- * sources the frontier sends (frontier/scripts.ts).
+ * {calls, usec}, and the same for commands sent directly. Script names come from the function name
+ * (FCALL sc<tag>_<script>), or for older builds from the SHA-1 of the sources they sent (EVALSHA).
  */
 async function startSlowlog(r) {
   await r.config("SET", "slowlog-log-slower-than", "0");
@@ -273,7 +273,7 @@ async function readSlowlog(r, cli) {
   const by = {};
   for (const [, , usec, argv] of entries) {
     const cmd = String(argv[0]).toLowerCase();
-    const name = cmd === "evalsha" ? `script:${names.get(String(argv[1])) ?? String(argv[1]).slice(0, 8)}` : cmd;
+    const name = cmd === "fcall" ? `script:${String(argv[1]).replace(/^sc[0-9a-f]+_/, "")}` : cmd === "evalsha" ? `script:${names.get(String(argv[1])) ?? String(argv[1]).slice(0, 8)}` : cmd;
     const e = (by[name] ??= { calls: 0, usec: 0 });
     e.calls++;
     e.usec += Number(usec);

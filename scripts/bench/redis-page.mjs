@@ -180,7 +180,7 @@ async function worker(dist) {
       const by = {};
       for (const [, , usec, argv] of await client.slowlog("GET", "-1")) {
         const cmd = String(argv[0]).toLowerCase();
-        const name = cmd === "evalsha" ? `script:${names.get(String(argv[1])) ?? "?"}` : cmd;
+        const name = cmd === "fcall" ? `script:${String(argv[1]).replace(/^sc[0-9a-f]+_/, "")}` : cmd === "evalsha" ? `script:${names.get(String(argv[1])) ?? "?"}` : cmd;
         (by[name] ??= []).push(Number(usec));
       }
       slow = Object.fromEntries(Object.entries(by).map(([nm, xs]) => [nm, { perPage: xs.length / n, medianUs: median(xs) }]));

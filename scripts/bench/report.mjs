@@ -67,7 +67,7 @@ function redisSection(d) {
     "| web | scheme | redis-server CPU ms/page | steady | commands/page | us/page in scripts | costliest commands: calls x us per page |", "| --- | --- | ---: | ---: | ---: | ---: | --- |"];
   for (const r of rows) {
     const p = r.redisPerPage;
-    const top = Object.entries(p.byCommand).filter(([c]) => c !== "evalsha" && c !== "eval").sort((x, y) => y[1].usec - x[1].usec).slice(0, 6)
+    const top = Object.entries(p.byCommand).filter(([c]) => c !== "fcall" && c !== "evalsha" && c !== "eval").sort((x, y) => y[1].usec - x[1].usec).slice(0, 6)
       .map(([c, v]) => `${c} ${f1(v.calls)} x ${f0(v.usec)}`).join(", ");
     L.push(`| ${webName(r)} | ${r.scheme} | ${f2(p.cpuMs)} | ${f2(p.steadyCpuMs)} | ${f0(p.commands)} | ${f0(p.scriptUsec)} | ${top} |`);
   }

@@ -52,6 +52,10 @@ describe("the built package without src/", () => {
         // SCRIPT LOAD compiles the script: a missing or broken file fails here.
         expect(await client.script("LOAD", scripts.source(name))).toMatch(/^[0-9a-f]{40}$/);
       }
+      // FUNCTION LOAD compiles the library every script runs from, with a function per script.
+      const lib = String(await client.call("FUNCTION", "LOAD", scripts.library()));
+      const listed = JSON.stringify(await client.call("FUNCTION", "LIST", "LIBRARYNAME", lib));
+      for (const name of Object.keys(mod.SCRIPT_FILES)) expect(listed).toContain(`_${name}"`);
     } finally {
       client.disconnect();
     }

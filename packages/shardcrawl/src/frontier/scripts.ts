@@ -1,5 +1,5 @@
-// Loads the Lua scripts in lua/ and runs them on an ioredis client: EVALSHA, and SCRIPT LOAD once
-// when Redis answers NOSCRIPT (a new Redis, or after a SCRIPT FLUSH or a restart).
+// Loads the Lua scripts in lua/ and runs them on an ioredis client as Redis functions: FCALL, and
+// FUNCTION LOAD of the whole library once when Redis does not have it (a new Redis, or a new build).
 //
 // The commands are sent as plain Commands, not through ioredis' defineCommand: on a client with
 // enableAutoPipelining (the node's), every defined-command call builds a Pipeline object that
@@ -57,9 +57,32 @@ export const SCRIPT_FILES = {
 export type ScriptName = keyof typeof SCRIPT_FILES;
 export type ScriptArg = string | number | Buffer;
 
-let sources: Map<ScriptName, string> | undefined;
+/**
+ * Scripts that may run when Redis is past its maxmemory (the Redis function flag allow-oom): all but
+ * the intake of new URLs from outside, which Redis then refuses before it starts (nothing half done).
+ * The rest must keep working so that pages already fetched are completed and parsed, which frees memory.
+ */
+const REFUSED_WHEN_OOM: ReadonlySet<ScriptName> = new Set(["add_links", "add_revisits"]);
 
-function loadSources(): Map<ScriptName, string> {
+interface Sources {
+  /** Each script as a standalone EVAL script (helpers prepended), for tools and tests. */
+  standalone: Map<ScriptName, string>;
+  /** Every script as one Redis function library (FUNCTION LOAD), and each script's function name. */
+  library: string;
+  functions: Map<ScriptName, string>;
+}
+
+let sources: Sources | undefined;
+
+/**
+ * The scripts run as Redis functions (Redis >= 7.0): the helpers (lib.lua, bloom_lib.lua, ~100 local
+ * functions) are compiled and defined once when the library is loaded. As EVAL scripts every call ran
+ * their top level again: ~110 k redis-server instructions per call (callgrind), about a tenth of
+ * Redis' work per page. Each function starts with lib_begin(ARGV) (or bloom_begin), which sets the
+ * call's values the helpers read. The library's name carries a hash of its text, so two builds on
+ * one Redis never call each other's code.
+ */
+function loadSources(): Sources {
   if (sources) return sources;
   // Full-line comments are blanked (line numbers in Lua errors stay right): Redis keeps every
   // script's text in used_memory, and most scripts carry lib.lua and bloom_lib.lua.
@@ -67,32 +90,30 @@ function loadSources(): Map<ScriptName, string> {
   const lib = read("lib.lua").replaceAll("__MAX_TIER__", String(MAX_TIER)).replaceAll("__SHEDLOG_MAX__", String(SHED_LOG_MAX));
   // The seen filter's growth comes first: lib.lua's add_links calls it.
   const bloomLib = read("bloom_lib.lua");
-  const map = new Map<ScriptName, string>();
-  for (const [name, withLib] of Object.entries(SCRIPT_FILES) as Array<[ScriptName, boolean | "bloom"]>) {
+  const standalone = new Map<ScriptName, string>();
+  const scripts = (Object.entries(SCRIPT_FILES) as Array<[ScriptName, boolean | "bloom"]>).map(([name, withLib]) => {
     const body = read(`${name}.lua`);
-    map.set(name, withLib === "bloom" ? `${bloomLib}\n${body}` : withLib ? `${bloomLib}\n${lib}\n${body}` : body);
-  }
-  sources = map;
-  return map;
+    const begin = withLib === "bloom" ? "bloom_begin(ARGV[1])" : withLib ? "lib_begin(ARGV)" : "";
+    standalone.set(name, withLib === "bloom" ? `${bloomLib}\n${begin}\n${body}` : withLib ? `${bloomLib}\n${lib}\n${begin}\n${body}` : body);
+    return { name, helpers: withLib === "bloom" ? "bloom" : withLib ? "lib" : "none", code: `${begin}\n${body}` };
+  });
+  const tag = createHash("sha1").update([bloomLib, lib, ...scripts.map((x) => `${x.name}\n${x.code}`)].join("\n")).digest("hex").slice(0, 12);
+  const functions = new Map<ScriptName, string>(scripts.map((x) => [x.name, `sc${tag}_${x.name}`]));
+  const register = (helpers: string) => scripts.filter((x) => x.helpers === helpers).map((x) =>
+    `redis.register_function{function_name='${functions.get(x.name)}', flags={${REFUSED_WHEN_OOM.has(x.name) ? "" : "'allow-oom'"}}, callback=function(KEYS, ARGV)\n${x.code}\nend}`);
+  // A script's function is placed after exactly the helpers its standalone form has, so a body sees
+  // the same names either way (a script without lib.lua never meets one of lib.lua's locals).
+  const library = [`#!lua name=shardcrawl_${tag}`, ...register("none"), bloomLib, ...register("bloom"), lib, ...register("lib"), ""].join("\n");
+  sources = { standalone, library, functions };
+  return sources;
 }
 
-function isNoScript(err: unknown): boolean {
-  return String((err as Error)?.message).startsWith("NOSCRIPT");
+function unknownCommand(err: unknown): boolean {
+  return /unknown command/i.test(String((err as Error)?.message));
 }
 
-interface Loaded {
-  lua: string;
-  sha: string;
-}
-
-let loaded: Map<ScriptName, Loaded> | undefined;
-
-function loadScripts(): Map<ScriptName, Loaded> {
-  if (loaded) return loaded;
-  const map = new Map<ScriptName, Loaded>();
-  for (const [name, lua] of loadSources()) map.set(name, { lua, sha: createHash("sha1").update(lua).digest("hex") });
-  loaded = map;
-  return map;
+function isNoFunction(err: unknown): boolean {
+  return /^ERR Function not found/i.test(String((err as Error)?.message));
 }
 
 /**
@@ -100,9 +121,9 @@ function loadScripts(): Map<ScriptName, Loaded> {
  * from the prefix (see keys.ts); record_visit.lua alone takes KEYS (runWithKeys).
  */
 export class Scripts {
-  private readonly scripts = loadScripts();
-  /** SCRIPT LOADs in flight, by script (see send). */
-  private readonly loading = new Map<ScriptName, Promise<unknown>>();
+  private readonly sources = loadSources();
+  /** The library's FUNCTION LOAD in flight (see send). */
+  private loading: Promise<void> | undefined;
 
   constructor(private readonly redis: Redis) {
     // Lua computes key names from our own prefix; an ioredis keyPrefix would apply to direct
@@ -111,36 +132,51 @@ export class Scripts {
   }
 
   private async send(name: ScriptName, keys: string[], args: ScriptArg[], replyEncoding: "utf8" | null): Promise<unknown> {
-    const script = this.scripts.get(name);
-    if (!script) throw new Error(`frontier: no script ${name}`);
-    const evalsha = () => this.redis.sendCommand(new Command("evalsha", [script.sha, keys.length, ...keys, ...args], { replyEncoding }));
+    const fn = this.sources.functions.get(name);
+    if (!fn) throw new Error(`frontier: no script ${name}`);
+    const fcall = () => this.redis.sendCommand(new Command("fcall", [fn, keys.length, ...keys, ...args], { replyEncoding }));
     try {
-      return await evalsha();
+      return await fcall();
     } catch (err) {
-      if (!isNoScript(err)) throw err;
+      if (!isNoFunction(err)) throw unknownCommand(err) ? new Error(`frontier: Redis >= 7.0 is needed (the scripts run as Redis functions): ${(err as Error).message}`) : err;
     }
-    // One SCRIPT LOAD however many calls met NOSCRIPT at once: a fetcher completing 64 leases at
-    // start sent 64 EVALs of ~50 KB each, and Redis hashed every body (~0.1 ms of its CPU per page
-    // over a 3,000-page crawl). EVAL stays the fallback if the cache is flushed again meanwhile.
-    let load = this.loading.get(name);
-    if (!load) {
-      load = this.redis.script("LOAD", script.lua).finally(() => this.loading.delete(name));
-      this.loading.set(name, load);
-    }
-    await load;
+    // One FUNCTION LOAD however many calls found the library missing at once (a new Redis).
+    this.loading ??= this.loadLibrary().finally(() => (this.loading = undefined));
+    await this.loading;
+    return fcall();
+  }
+
+  /**
+   * Loads this build's library and deletes other builds' (a node upgraded in place would otherwise
+   * keep every old library in its AOF). A process of another build still running on this Redis
+   * finds its library gone at its next call and loads it again the same way.
+   */
+  private async loadLibrary(): Promise<void> {
     try {
-      return await evalsha();
+      await this.redis.call("FUNCTION", "LOAD", this.sources.library);
     } catch (err) {
-      if (!isNoScript(err)) throw err;
-      return this.redis.sendCommand(new Command("eval", [script.lua, keys.length, ...keys, ...args], { replyEncoding }));
+      if (!/already exists/i.test(String((err as Error)?.message))) throw err;
+      return;
+    }
+    const ours = /^#!lua name=(\S+)/.exec(this.sources.library)![1]!;
+    const listed = (await this.redis.call("FUNCTION", "LIST", "LIBRARYNAME", "shardcrawl_*")) as unknown[];
+    for (const lib of listed) {
+      const fields = lib as unknown[];
+      const name = String(fields[fields.indexOf("library_name") + 1]);
+      if (name !== ours && name.startsWith("shardcrawl_")) await this.redis.call("FUNCTION", "DELETE", name).catch(() => undefined);
     }
   }
 
-  /** The full source of a script as it is sent (helpers prepended). */
+  /** A script as a standalone EVAL script (helpers prepended): what runs as this script's function. */
   source(name: ScriptName): string {
-    const script = this.scripts.get(name);
-    if (!script) throw new Error(`frontier: no script ${name}`);
-    return script.lua;
+    const lua = this.sources.standalone.get(name);
+    if (lua === undefined) throw new Error(`frontier: no script ${name}`);
+    return lua;
+  }
+
+  /** The function library every script runs from (FUNCTION LOAD). */
+  library(): string {
+    return this.sources.library;
   }
 
   /** Runs a script; bulk replies come back as strings. */

@@ -20,7 +20,8 @@ interface Unit { keys: Set<string>; calls: Set<string> }
 
 /** Splits a helper library into its top-level functions; constants K_X = P .. 'name' become key references. */
 function libraryUnits(code: string, constants: Map<string, string>): Map<string, string> {
-  for (const m of code.matchAll(/^local (K_[A-Z_]+) = P \.\. '([A-Za-z:]+)'/gm)) constants.set(m[1]!, m[2]!);
+  // (lib.lua sets them per call in lib_begin: "K_READY = P .. 'ready'".)
+  for (const m of code.matchAll(/^\s*(?:local )?(K_[A-Z_]+) = P \.\. '([A-Za-z:]+)'/gm)) constants.set(m[1]!, m[2]!);
   const units = new Map<string, string>();
   const lines = code.split("\n");
   for (let i = 0; i < lines.length; i++) {

@@ -1,9 +1,11 @@
-// Running the frontier's Lua: after Redis loses its script cache, many calls in flight at once
-// load each script once (SCRIPT LOAD), not one EVAL of the whole source per call, and all succeed.
+// Running the frontier's Lua as Redis functions: after Redis loses its functions, many calls in
+// flight at once load the library once (FUNCTION LOAD) and all succeed; loading it removes other
+// builds' libraries and nothing else; the library's per-call state never leaks from one call (or
+// one crawl's prefix) into the next.
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
-import { Frontier } from "../../src/frontier/index.js";
+import { Frontier, Scripts } from "../../src/frontier/index.js";
 import { link } from "./helpers.js";
 
 let redis: Redis;
@@ -17,17 +19,50 @@ async function calls(r: Redis, command: string): Promise<number> {
   return m ? Number(m[1]) : 0;
 }
 
-describe("Scripts after NOSCRIPT", () => {
-  it("loads a script once for every call that met NOSCRIPT at once, and each call runs", async () => {
+/** Library names Redis holds. */
+async function libraries(r: Redis): Promise<string[]> {
+  const listed = (await r.call("FUNCTION", "LIST")) as unknown[][];
+  return listed.map((l) => String(l[l.indexOf("library_name") + 1])).sort();
+}
+
+describe("Scripts as Redis functions", () => {
+  it("loads the library once for every call that found it missing at once, and each call runs", async () => {
     const f = await Frontier.open(redis, { prefix: "ns:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 });
     await f.addLinks(Array.from({ length: 40 }, (_, i) => link(`https://h${i}.test/`)), { kind: "seeds", now: 1000 });
-    await redis.script("FLUSH");
-    const loads0 = await calls(redis, "script|load");
-    const evals0 = await calls(redis, "eval");
-    // 40 lease calls sent before the first answer: every one meets NOSCRIPT.
+    await redis.call("FUNCTION", "FLUSH");
+    const loads0 = await calls(redis, "function|load");
+    // 40 lease calls sent before the first answer: every one finds the function missing.
     const batches = await Promise.all(Array.from({ length: 40 }, () => f.lease(1, 2000)));
     expect(batches.reduce((n, b) => n + b.leases.length, 0)).toBe(40);
-    expect(await calls(redis, "script|load")).toBe(loads0 + 1);
-    expect(await calls(redis, "eval")).toBe(evals0);
+    expect(await calls(redis, "function|load")).toBe(loads0 + 1);
+  });
+
+  it("replaces another build's library and keeps libraries that are not shardcrawl's", async () => {
+    await redis.call("FUNCTION", "FLUSH");
+    await redis.call("FUNCTION", "LOAD", "#!lua name=shardcrawl_000000000000\nredis.register_function('sc000000000000_x', function() return 1 end)");
+    await redis.call("FUNCTION", "LOAD", "#!lua name=someone_else\nredis.register_function('someone_else_x', function() return 2 end)");
+    const f = await Frontier.open(redis, { prefix: "lib:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 });
+    await f.addLinks([link("https://a.test/")], { kind: "seeds", now: 1000 });
+    const ours = /^#!lua name=(\S+)/.exec(new Scripts(redis).library())![1]!;
+    expect(await libraries(redis)).toEqual([ours, "someone_else"].sort());
+  });
+
+  it("keeps two crawls on one Redis apart when their calls interleave", async () => {
+    const open = (prefix: string) => Frontier.open(redis, { prefix, bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 });
+    const [a, b] = [await open("one:"), await open("two:")];
+    for (let i = 0; i < 20; i++) {
+      await a.addLinks([link(`https://a${i}.test/`)], { kind: "seeds", now: 1000 });
+      await b.addLinks([link(`https://b${i}.test/`), link(`https://b${i}.test/x`)], { kind: "seeds", now: 1000 });
+    }
+    // The same URL is new to each crawl once, whichever was called last.
+    expect((await a.addLinks([link("https://both.test/")], { kind: "seeds", now: 1000 })).added).toBe(1);
+    expect((await b.addLinks([link("https://both.test/")], { kind: "seeds", now: 1000 })).added).toBe(1);
+    expect((await a.addLinks([link("https://both.test/")], { kind: "seeds", now: 1000 })).added).toBe(0);
+    const hosts = async (f: Frontier) => (await f.lease(100, 5000)).leases.map((l) => l.host);
+    const [la, lb] = [await hosts(a), await hosts(b)];
+    expect(la.length).toBe(21);
+    expect(lb.length).toBe(21);
+    expect(la.every((h) => h.startsWith("a") || h === "both.test")).toBe(true);
+    expect(lb.every((h) => h.startsWith("b"))).toBe(true);
   });
 });

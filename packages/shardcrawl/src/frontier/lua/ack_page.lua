@@ -10,7 +10,7 @@
 --          and through lib.lua: P bf:plan, P big, P d:<domain>, P dh, P dw:<domain>, P flow, P flowcfg (read), P held, P shedlog, P spill
 -- Returns: {1, added, seen, dropped} | {-1, 0, 0, 0} when the page was not in this consumer's
 --          in-flight list (recovered and handed to someone else): nothing is changed.
-if redis.call('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then
+if rcall('LREM', P .. 'pi:' .. ARGV[5], 1, ARGV[6]) == 0 then
   stat('staleAcks', 1)
   return {-1, 0, 0, 0}
 end

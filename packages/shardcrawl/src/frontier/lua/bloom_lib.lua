@@ -16,6 +16,11 @@
 -- A blocked stage's plan entry carries its block size ("m,k,n,B"); a later stage's block and
 -- offsets come from SHA-1 of the stage number and the URL's stage-0 record.
 
+-- Library functions as locals: an upvalue read instead of two table lookups (the globals, then
+-- string) per call, on paths that run once per link. Globals cannot be read while a function
+-- library loads: bloom_begin sets these at the start of each call.
+local sbyte, schar, sformat, ssub, sfind, rcall
+
 local BF = nil
 -- Bits per stage-0 block of this call's records (0: classic), set by bf_layout.
 local BF_BLOCK = 0
@@ -35,7 +40,7 @@ end
 
 local function bf_state(P)
   if not BF then
-    local v = redis.call('HMGET', P .. 'bf:grow', 's', 'c', 'cap')
+    local v = rcall('HMGET', P .. 'bf:grow', 's', 'c', 'cap')
     local c = tonumber(v[2]) or 0
     BF = { P = P, tracked = v[1] ~= false, s = tonumber(v[1]) or 1, c = c, c0 = c, cap = tonumber(v[3]) or 0, stages = nil }
   end
@@ -46,7 +51,7 @@ end
 local function bf_stages(bf)
   if not bf.stages then
     bf.stages = {}
-    local plan = redis.call('GET', bf.P .. 'bf:plan')
+    local plan = rcall('GET', bf.P .. 'bf:plan')
     if plan then
       for m, k, n, b in string.gmatch(plan, '(%d+),(%d+),(%d+),?(%d*)') do
         bf.stages[#bf.stages + 1] = { m = tonumber(m), k = tonumber(k), n = tonumber(n), b = tonumber(b) or 0 }
@@ -65,21 +70,21 @@ local function bf_grow(bf, seg)
   local x = 0
   while x * seg < nxt.m do
     local key = bf.P .. 'bf' .. i .. ':' .. x
-    if redis.call('EXISTS', key) == 0 then redis.call('SETBIT', key, string.format('%d', math.min(seg, nxt.m - x * seg) - 1), 0) end
+    if rcall('EXISTS', key) == 0 then rcall('SETBIT', key, sformat('%d', math.min(seg, nxt.m - x * seg) - 1), 0) end
     x = x + 1
   end
-  redis.call('HSET', bf.P .. 'bf:grow', 'c' .. (i - 1), string.format('%d', bf.c), 's', i + 1, 'c', 0, 'cap', string.format('%d', nxt.n))
-  redis.call('HINCRBY', bf.P .. 'stats', 'bloom:grown', 1)
+  rcall('HSET', bf.P .. 'bf:grow', 'c' .. (i - 1), sformat('%d', bf.c), 's', i + 1, 'c', 0, 'cap', sformat('%d', nxt.n))
+  rcall('HINCRBY', bf.P .. 'stats', 'bloom:grown', 1)
   bf.s, bf.c, bf.c0, bf.cap = i + 1, 0, 0, nxt.n
 end
 
 -- Positions of stage i (>= 1) of the URL whose stage-0 positions are blob[j .. j+6k-1]. The
 -- 48-bit halves of the digest and a + n*b + (n^3-n)/6 stay exact in doubles (below 2^53).
 local function bf_positions(blob, j, k, i, st)
-  local hex = redis.sha1hex(i .. ':' .. string.sub(blob, j, j + 6 * k - 1))
+  local hex = redis.sha1hex(i .. ':' .. ssub(blob, j, j + 6 * k - 1))
   local m = st.m
-  local a = tonumber(string.sub(hex, 1, 12), 16) % m
-  local b = tonumber(string.sub(hex, 13, 24), 16) % m
+  local a = tonumber(ssub(hex, 1, 12), 16) % m
+  local b = tonumber(ssub(hex, 13, 24), 16) % m
   local pos = {}
   for n = 0, st.k - 1 do pos[n + 1] = (a + n * b + math.floor((n * n * n - n) / 6)) % m end
   return pos
@@ -95,14 +100,14 @@ local function bf_stage_bits(P, i, pos, seg, set_bits)
     if not g then g = {}; groups[s] = g; order[#order + 1] = s end
     local n = #g
     if set_bits then
-      g[n + 1] = 'SET'; g[n + 2] = 'u1'; g[n + 3] = string.format('%d', p - s * seg); g[n + 4] = '1'
+      g[n + 1] = 'SET'; g[n + 2] = 'u1'; g[n + 3] = sformat('%d', p - s * seg); g[n + 4] = '1'
     else
-      g[n + 1] = 'GET'; g[n + 2] = 'u1'; g[n + 3] = string.format('%d', p - s * seg)
+      g[n + 1] = 'GET'; g[n + 2] = 'u1'; g[n + 3] = sformat('%d', p - s * seg)
     end
   end
   local fresh = false
   for _, s in ipairs(order) do
-    local old = redis.call(set_bits and 'BITFIELD' or 'BITFIELD_RO', P .. 'bf' .. i .. ':' .. s, unpack(groups[s]))
+    local old = rcall(set_bits and 'BITFIELD' or 'BITFIELD_RO', P .. 'bf' .. i .. ':' .. s, unpack(groups[s]))
     for _, b in ipairs(old) do
       if b == 0 then
         fresh = true
@@ -127,9 +132,9 @@ local BF_KEYS = {}
 -- block is read into one table by one C call (a string.byte per offset cost more) and its bits
 -- are set there as they are found clear.
 local function bf_block(key, at, nb, offs, o0, k, set_bits)
-  local from = string.format('%d', at)
-  local blk = redis.call('GETRANGE', key, from, string.format('%d', at + nb - 1))
-  local t = { string.byte(blk, 1, nb) }
+  local from = sformat('%d', at)
+  local blk = rcall('GETRANGE', key, from, sformat('%d', at + nb - 1))
+  local t = { sbyte(blk, 1, nb) }
   local fresh = false
   for i = o0 + 1, o0 + k do
     local o = offs[i]
@@ -145,7 +150,7 @@ local function bf_block(key, at, nb, offs, o0, k, set_bits)
   end
   if not fresh then return false end
   for x = #blk + 1, nb do t[x] = t[x] or 0 end -- a segment shorter than planned (never allocated)
-  redis.call('SETRANGE', key, from, string.char(unpack(t, 1, nb)))
+  rcall('SETRANGE', key, from, schar(unpack(t, 1, nb)))
   return true
 end
 
@@ -165,7 +170,7 @@ end
 -- Stage 0 of a blocked filter: the record at blob[j] is the u48 block index and k u8 offsets.
 -- (One C call reads the whole record into a table: cheaper than a string.byte per offset.)
 local function bf_block0(P, blob, j, k, seg, set_bits)
-  local r = { string.byte(blob, j, j + 5 + k) }
+  local r = { sbyte(blob, j, j + 5 + k) }
   local blk = ((((r[1] * 256 + r[2]) * 256 + r[3]) * 256 + r[4]) * 256 + r[5]) * 256 + r[6]
   return bf_block_at(P, 0, blk * BF_BLOCK, BF_BLOCK / 8, r, 6, k, seg, set_bits)
 end
@@ -174,13 +179,13 @@ end
 -- URL's stage-0 record (12 hex digits of block index, then 3 per offset; more SHA-1 rounds when
 -- they run out). A block of st.b bits divides 4096, so an offset's 12 bits reduce without bias.
 local function bf_block_stage(P, blob, j, k, i, st, seg, set_bits)
-  local hex = redis.sha1hex(i .. ':' .. string.sub(blob, j, j + 5 + k))
+  local hex = redis.sha1hex(i .. ':' .. ssub(blob, j, j + 5 + k))
   local b = st.b
-  local blk = tonumber(string.sub(hex, 1, 12), 16) % (st.m / b)
+  local blk = tonumber(ssub(hex, 1, 12), 16) % (st.m / b)
   local at = 13
   for n = 1, st.k do
     if at > 38 then hex = redis.sha1hex(hex); at = 1 end
-    BF_OFF[n] = tonumber(string.sub(hex, at, at + 2), 16) % b
+    BF_OFF[n] = tonumber(ssub(hex, at, at + 2), 16) % b
     at = at + 3
   end
   return bf_block_at(P, i, blk * b, b / 8, BF_OFF, 0, st.k, seg, set_bits)
@@ -221,7 +226,17 @@ end
 -- Writes the newest stage's insertion count back (once per script call).
 local function seen_flush()
   if BF and BF.tracked and BF.c ~= BF.c0 then
-    redis.call('HINCRBY', BF.P .. 'bf:grow', 'c', BF.c - BF.c0)
+    rcall('HINCRBY', BF.P .. 'bf:grow', 'c', BF.c - BF.c0)
     BF.c0 = BF.c
   end
+end
+
+-- Starts a call (scripts.ts loads this file once into a Redis function library, so its locals
+-- outlive a call): forgets the growth state read by the last call; key names stay while P does.
+local BF_KEYS_P = nil
+local function bloom_begin(P)
+  sbyte, schar, sformat, ssub, sfind = string.byte, string.char, string.format, string.sub, string.find
+  rcall = redis.call
+  BF, BF_BLOCK = nil, 0
+  if BF_KEYS_P ~= P then BF_KEYS, BF_KEYS_P = {}, P end
 end

@@ -12,20 +12,20 @@
 -- Returns: {'ok', page id} | {'expired'} (lease already reaped: the URL is queued again, the page is dropped)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 if not host then return {'expired'} end
-local id = tostring(redis.call('INCR', P .. 'pageseq'))
+local id = tostring(rcall('INCR', P .. 'pageseq'))
 local bytes = tonumber(ARGV[10])
 if ARGV[9] ~= '' then
-  redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 's', ARGV[9], 'h', host, 't', tier, 'e', el)
+  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 's', ARGV[9], 'h', host, 't', tier, 'e', el)
 else
-  redis.call('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
+  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
 end
-redis.call('LPUSH', P .. 'pq', id)
+rcall('LPUSH', P .. 'pq', id)
 -- The parse queue's oldest item's age (metrics): enqueue time per page id, removed at ack.
-redis.call('HSET', P .. 'pqt', id, int(NOW))
+rcall('HSET', P .. 'pqt', id, int(NOW))
 -- Bytes held by the parse stage (queued or being parsed), for its byte bound (lease.lua).
-redis.call('HSET', P .. 'pqb', id, bytes)
+rcall('HSET', P .. 'pqb', id, bytes)
 stat('parseBytes', bytes)
-redis.call('HINCRBY', hk, 'x', 1)
+rcall('HINCRBY', hk, 'x', 1)
 stat('fetched', 1)
 feedback(host, hk, 11)
 sync_ready(host, hk)

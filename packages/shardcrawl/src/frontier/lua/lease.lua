@@ -36,26 +36,26 @@ local parse_max = tonumber(ARGV[8])
 local aff_grace = tonumber(flowcfg().affgrace or '') or 1000
 local my_slot = nil
 if owner ~= '' and aff_grace > 0 then my_slot = string.match(owner, '^f(%d+)%.') or owner end
-local slot_added = my_slot ~= nil and redis.call('HSET', P .. 'aff', my_slot, int(NOW)) == 1
-local flow = redis.call('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage', 'mem')
+local slot_added = my_slot ~= nil and rcall('HSET', P .. 'aff', my_slot, int(NOW)) == 1
+local flow = rcall('HMGET', P .. 'flow', 'stop', 'gnb', 'disk', 'storage', 'mem')
 if flow[1] then return {'quota', flow[1]} end
 if flow[3] then return {'disk-full', flow[3]} end
 if (tonumber(flow[2]) or 0) > NOW then return {'upstream'} end
 if (tonumber(flow[5]) or 0) > NOW then return {'memory'} end
 -- A full parse stage is routed to its cause: storage when a parser says its write buffer is full.
 local parse_full = (tonumber(flow[4]) or 0) > NOW and 'storage' or 'parse-full'
-if parse_max > 0 and redis.call('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
+if parse_max > 0 and rcall('LLEN', P .. 'pq') >= parse_max then return {parse_full} end
 local parse_bytes_max = tonumber(ARGV[9] or '0') or 0
-if parse_bytes_max > 0 and (tonumber(redis.call('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {parse_full} end
+if parse_bytes_max > 0 and (tonumber(rcall('HGET', K_STATS, 'parseBytes') or '0') or 0) >= parse_bytes_max then return {parse_full} end
 local gmax = tonumber(flowcfg().gmax or '0') or 0
 if gmax > 0 then
-  local room = gmax - redis.call('ZCARD', K_LEASES)
+  local room = gmax - rcall('ZCARD', K_LEASES)
   if room <= 0 then return {'global-full'} end
   if room < want then want = room end
 end
 if max_pages > 0 then
-  local s = redis.call('HMGET', K_STATS, 'fetched', 'failed')
-  local used = (tonumber(s[1]) or 0) + (tonumber(s[2]) or 0) + redis.call('ZCARD', K_LEASES)
+  local s = rcall('HMGET', K_STATS, 'fetched', 'failed')
+  local used = (tonumber(s[1]) or 0) + (tonumber(s[2]) or 0) + rcall('ZCARD', K_LEASES)
   if used >= max_pages then return {'budget'} end
   if max_pages - used < want then want = max_pages - used end
 end
@@ -86,19 +86,19 @@ local live, live_v = {}, '0'
 local asking = {}
 if my_slot then
   local changed = slot_added
-  local all = redis.call('HGETALL', P .. 'aff')
+  local all = rcall('HGETALL', P .. 'aff')
   for i = 1, #all, 2 do
     local last = tonumber(all[i + 1]) or 0
     if all[i] ~= my_slot and last < NOW - AFF_STALE_MS then
-      redis.call('HDEL', P .. 'aff', all[i])
+      rcall('HDEL', P .. 'aff', all[i])
       changed = true
     else
       live[#live + 1] = all[i]
       if last >= NOW - aff_grace then asking[all[i]] = true end
     end
   end
-  if changed then live_v = tostring(redis.call('INCR', P .. 'affv'))
-  else live_v = redis.call('GET', P .. 'affv') or '0' end
+  if changed then live_v = tostring(rcall('INCR', P .. 'affv'))
+  else live_v = rcall('GET', P .. 'affv') or '0' end
   if #live < 2 then my_slot = nil end
 end
 -- The slot that owns a ready host's politeness key, cached in the key's clock hash.
@@ -106,7 +106,7 @@ local function aff_owner(host)
   local hk = hkey(host)
   local dom = pk_of(hk)
   local ck = dom and dkey(dom) or hk
-  local c = redis.call('HMGET', ck, 'ao', 'av')
+  local c = rcall('HMGET', ck, 'ao', 'av')
   if c[1] and c[2] == live_v then return c[1] end
   local key = dom or host
   local best, best_h = nil, -1
@@ -114,24 +114,24 @@ local function aff_owner(host)
     local h = tonumber(string.sub(redis.sha1hex(key .. '#' .. s), 1, 12), 16)
     if h > best_h then best, best_h = s, h end
   end
-  redis.call('HSET', ck, 'ao', best, 'av', live_v)
+  rcall('HSET', ck, 'ao', best, 'av', live_v)
   return best
 end
 local hosts
 if my_slot then
   hosts = {}
-  local cand = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, math.min(want * #live, want + 1024))
+  local cand = rcall('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, math.min(want * #live, want + 1024))
   for i = 1, #cand do
     if #hosts >= want then break end
     local o = aff_owner(cand[i])
     if o == my_slot or not asking[o] then hosts[#hosts + 1] = cand[i] end
   end
 else
-  hosts = redis.call('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
+  hosts = rcall('ZRANGEBYSCORE', K_READY, '-inf', int(NOW), 'LIMIT', 0, want)
 end
 for _, host in ipairs(hosts) do
   local hk = hkey(host)
-  local v = redis.call('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh', 'k')
+  local v = rcall('HMGET', hk, 'o', 'f', 'n', 'd', 'c', 'a', 'm', 'hh', 'k')
   -- Domain mode (lib.lua domain_fill): the clock, limits and slots are the domain's (P d:<domain>),
   -- and only the domain's representative may lease. (Field k read here saves pk_of its HGET.)
   if PK_OF[hk] == nil then PK_OF[hk] = v[9] end
@@ -139,7 +139,7 @@ for _, host in ipairs(hosts) do
   local dk = dom and dkey(dom)
   local skip = false
   if dom then
-    local w = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
+    local w = rcall('HMGET', dk, 'f', 'n', 'c', 'a', 'm', 'r')
     local held = (tonumber(v[8] or '0') or 0) > NOW
     if w[6] ~= host or tonumber(w[1] or '0') >= conc_of(w[3], w[4]) or held then
       sync_domain(host, hk, dom)
@@ -152,58 +152,58 @@ for _, host in ipairs(hosts) do
     -- (not this host's turn: it waits in P dw:<domain>)
   elseif n > NOW then
     -- Repair: a ready score must never be earlier than the host's next allowed start.
-    redis.call('ZADD', K_READY, int(n), host)
+    rcall('ZADD', K_READY, int(n), host)
   else
     local el, tier = nil, 0
     for t = 0, MAX_TIER do
-      el = redis.call('LPOP', qkey(host, t))
+      el = rcall('LPOP', qkey(host, t))
       if el then tier = t; break end
     end
     if not el then
       -- Repair: the host had nothing queued after all.
-      local q = tonumber(redis.call('HGET', hk, 'q') or '0')
+      local q = tonumber(rcall('HGET', hk, 'q') or '0')
       if q > 0 then queued_add(hk, -q) end
-      redis.call('ZREM', K_READY, host)
+      rcall('ZREM', K_READY, host)
       if dom then sync_domain(host, hk, dom) end
     else
       local q = queued_add(hk, -1)
-      local f = redis.call('HINCRBY', hk, 'f', 1)
-      if dom then f = redis.call('HINCRBY', dk, 'f', 1) end
+      local f = rcall('HINCRBY', hk, 'f', 1)
+      if dom then f = rcall('HINCRBY', dk, 'f', 1) end
       local c = conc_of(v[5], v[6])
-      local id = tostring(redis.call('INCR', P .. 'leaseseq'))
+      local id = tostring(rcall('INCR', P .. 'leaseseq'))
       if owner ~= '' then
         id = id .. '@' .. owner
-        redis.call('SADD', owner_key(owner), id)
+        rcall('SADD', owner_key(owner), id)
       end
       local exp = NOW + ttl
-      redis.call('ZADD', K_LEASES, int(exp), id)
+      rcall('ZADD', K_LEASES, int(exp), id)
       -- Lease data (and the page record made from it) keeps the long, text-only form of the element.
       el = el_long(el)
-      redis.call('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)
+      rcall('HSET', K_LEASE, id, host .. '\t' .. tier .. '\t' .. el)
       -- Every start pushes the next one out by delay/c, so any c+1 starts span at least the delay
       -- even when the host leaves the schedule now (slots full) and a completion re-readies it.
       local nx = NOW + gap_of(v[4], c, v[7])
       if dom then
         -- The domain's next start; this host goes to the end of the domain's line (round robin).
-        redis.call('HSET', dk, 'n', int(nx))
-        redis.call('ZREM', K_READY, host)
-        if q > 0 and f >= c and redis.call('EXISTS', dwkey(dom)) == 0 then
+        rcall('HSET', dk, 'n', int(nx))
+        rcall('ZREM', K_READY, host)
+        if q > 0 and f >= c and rcall('EXISTS', dwkey(dom)) == 0 then
           -- Nobody else waits (a one-host domain, the common case): the host stays the
           -- representative while the slots are full, out of P ready, and the completion's
           -- domain_fill readies it again -- the same outcome as going through the empty line,
           -- without its ~10 calls. A host that joins meanwhile sends it to the end of the line
           -- (domain_fill: a representative without a free slot), so the clock stays shared.
         else
-          redis.call('HDEL', dk, 'r')
-          if q > 0 then redis.call('ZADD', dwkey(dom), redis.call('HINCRBY', dk, 's', 1), host) end
+          rcall('HDEL', dk, 'r')
+          if q > 0 then rcall('ZADD', dwkey(dom), rcall('HINCRBY', dk, 's', 1), host) end
           if f < c then domain_fill(dom, dk) end
         end
       else
-      redis.call('HSET', hk, 'n', int(nx))
+      rcall('HSET', hk, 'n', int(nx))
       if q <= 0 or f >= c then
-        redis.call('ZREM', K_READY, host)
+        rcall('ZREM', K_READY, host)
       else
-        redis.call('ZADD', K_READY, int(nx), host)
+        rcall('ZADD', K_READY, int(nx), host)
       end
       end
       -- The full URL + suffix (element.ts decodeElement reads it).

@@ -13,21 +13,13 @@
 --   P d:<domain>, P dw:<domain>, P held (domain politeness), P dh (hosts per domain),
 --   P pg:<id>, P pqt, P pqb (a page forgotten with its lease)
 
-local P = ARGV[1]
-local NOW = tonumber(ARGV[2])
-local DEFAULT_DELAY = tonumber(ARGV[3])
-local DEFAULT_CONC = tonumber(ARGV[4])
+-- Per-call values: scripts.ts loads this file once into a Redis function library, so these are
+-- set at the start of every call by lib_begin (at the end of this file) from the call's ARGV.
+local ARGV, P, NOW, DEFAULT_DELAY, DEFAULT_CONC
+local K_READY, K_STATS, K_LEASES, K_LEASE, K_FLOWCFG, K_PRESS, K_SPILL, K_BIG, K_SHEDLOG, K_HELD
 local MAX_TIER = __MAX_TIER__
-local K_READY = P .. 'ready'
-local K_STATS = P .. 'stats'
-local K_LEASES = P .. 'leases'
-local K_LEASE = P .. 'lease'
-local K_FLOWCFG = P .. 'flowcfg'
-local K_PRESS = P .. 'press'
-local K_SPILL = P .. 'spill'
--- Hosts with big queues, scored by queued URLs as of their last add_links (stale scores are only
--- used to pick a victim for shedding, and checked against the lists).
-local K_BIG = P .. 'big'
+-- P big: hosts with big queues, scored by queued URLs as of their last add_links (stale scores are
+-- only used to pick a victim for shedding, and checked against the lists).
 -- Hosts enter P big once their queue holds this many URLs (keeps the index small).
 local BIG_MIN = 100
 -- P big keeps only the BIG_MAX biggest (its top is all shedding needs): ~120 bytes per entry were
@@ -39,20 +31,19 @@ local BIG_MAX = 256
 local BACKOFF_BASE_MS = 100
 
 -- Recently shed or refused URLs, newest first, capped (see shed_note).
-local K_SHEDLOG = P .. 'shedlog'
 local SHEDLOG_MAX = __SHEDLOG_MAX__
 
 local function hkey(host) return P .. 'h:' .. host end
 local function qkey(host, tier) return P .. 'q' .. tier .. ':' .. host end
 -- Integers as plain decimal strings (never exponent notation) for scores, offsets and fields.
-local function int(x) return string.format('%d', x) end
+local function int(x) return sformat('%d', x) end
 -- Counters (P stats). A script on the per-page path (lease, ack_page) opens a batch and writes its
 -- deltas once at the end (stats_flush): one HINCRBY per field instead of one per event, and one
 -- HMGET + HSET when three or more fields changed. Inside one atomic script the result is the same.
 local STAT_BATCH = nil
 local function stat(field, by)
   if STAT_BATCH then STAT_BATCH[field] = (STAT_BATCH[field] or 0) + by
-  else redis.call('HINCRBY', K_STATS, field, by) end
+  else rcall('HINCRBY', K_STATS, field, by) end
 end
 local function stats_batch() STAT_BATCH = {} end
 local function stats_flush()
@@ -64,16 +55,16 @@ local function stats_flush()
     if d ~= 0 then names[#names + 1] = field end
   end
   if #names < 3 then
-    for _, field in ipairs(names) do redis.call('HINCRBY', K_STATS, field, int(b[field])) end
+    for _, field in ipairs(names) do rcall('HINCRBY', K_STATS, field, int(b[field])) end
     return
   end
-  local cur = redis.call('HMGET', K_STATS, unpack(names))
+  local cur = rcall('HMGET', K_STATS, unpack(names))
   local args = {}
   for i, field in ipairs(names) do
     args[#args + 1] = field
     args[#args + 1] = int((tonumber(cur[i]) or 0) + b[field])
   end
-  redis.call('HSET', K_STATS, unpack(args))
+  rcall('HSET', K_STATS, unpack(args))
 end
 
 -- The P flowcfg fields the per-page scripts read, in one HMGET per script call (frontier.ts writes
@@ -82,7 +73,7 @@ local FLOWCFG_FIELDS = {'pk', 'floor', 'ai', 'md', 'lat', 'latmin', 'probe', 'mc
 local FLOWCFG = nil
 local function flowcfg()
   if not FLOWCFG then
-    local v = redis.call('HMGET', K_FLOWCFG, unpack(FLOWCFG_FIELDS))
+    local v = rcall('HMGET', K_FLOWCFG, unpack(FLOWCFG_FIELDS))
     FLOWCFG = {}
     for i, field in ipairs(FLOWCFG_FIELDS) do FLOWCFG[field] = v[i] end
   end
@@ -107,9 +98,8 @@ local function dwkey(d) return P .. 'dw:' .. d end
 -- its domain's other hosts go on: in domain mode it leaves its domain's line (the domain clock
 -- would otherwise lease it at the domain's pace) and waits in P held, scored by hh, until
 -- wake_held puts it back. In host mode its own next start n does the same job.
-local K_HELD = P .. 'held'
 local function held_until(hk)
-  local hh = tonumber(redis.call('HGET', hk, 'hh') or '0') or 0
+  local hh = tonumber(rcall('HGET', hk, 'hh') or '0') or 0
   if hh > NOW then return hh end
   return nil
 end
@@ -121,7 +111,7 @@ local function pk_of(hk)
   if not domain_mode() then return nil end
   local k = PK_OF[hk]
   if k == nil then
-    k = redis.call('HGET', hk, 'k') or false
+    k = rcall('HGET', hk, 'k') or false
     PK_OF[hk] = k
   end
   if k then return k end
@@ -161,7 +151,7 @@ end
 
 -- Changes a host's queued count and the crawl gauges (queued URLs, hosts with queued URLs).
 local function queued_add(hk, delta)
-  local q = redis.call('HINCRBY', hk, 'q', delta)
+  local q = rcall('HINCRBY', hk, 'q', delta)
   stat('queued', delta)
   if delta > 0 and q == delta then stat('hostsQueued', 1)
   elseif delta < 0 and q <= 0 and q - delta > 0 then stat('hostsQueued', -1) end
@@ -172,12 +162,12 @@ end
 -- (With n in the future -- a completion has just pushed the clock -- that is one ZADD GT.)
 local function ready_at(host, n)
   if n > NOW then
-    redis.call('ZADD', K_READY, 'GT', int(n), host)
+    rcall('ZADD', K_READY, 'GT', int(n), host)
     return
   end
-  local s = redis.call('ZSCORE', K_READY, host)
-  if not s then redis.call('ZADD', K_READY, int(NOW), host)
-  elseif n > tonumber(s) then redis.call('ZADD', K_READY, int(n), host) end
+  local s = rcall('ZSCORE', K_READY, host)
+  if not s then rcall('ZADD', K_READY, int(NOW), host)
+  elseif n > tonumber(s) then rcall('ZADD', K_READY, int(n), host) end
 end
 
 -- Puts the host into the ready schedule iff it has queued URLs and a free concurrency slot.
@@ -187,16 +177,16 @@ end
 -- representative out (back to the end of the line) when the domain's slots are full.
 -- v: the domain's f, n, c, a, r when the caller has just read them (else read here).
 local function domain_fill(k, dk, v)
-  v = v or redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+  v = v or rcall('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
   local free = (tonumber(v[1]) or 0) < conc_of(v[3], v[4])
   local n = tonumber(v[2]) or 0
   local rep = v[5]
   local dw = dwkey(k)
   if rep then
     if not free then
-      redis.call('ZREM', K_READY, rep)
-      redis.call('HDEL', dk, 'r')
-      redis.call('ZADD', dw, redis.call('HINCRBY', dk, 's', 1), rep)
+      rcall('ZREM', K_READY, rep)
+      rcall('HDEL', dk, 'r')
+      rcall('ZADD', dw, rcall('HINCRBY', dk, 's', 1), rep)
     else
       ready_at(rep, n)
     end
@@ -205,16 +195,16 @@ local function domain_fill(k, dk, v)
   if not free then return end
   -- Waiting entries of hosts that have emptied since are dropped on the way (each at most once).
   for _ = 1, 64 do
-    local top = redis.call('ZRANGE', dw, 0, 0)
+    local top = rcall('ZRANGE', dw, 0, 0)
     local h = top[1]
     if not h then return end
-    redis.call('ZREM', dw, h)
+    rcall('ZREM', dw, h)
     local hh = held_until(hkey(h))
     if hh then
-      redis.call('ZADD', K_HELD, int(hh), h)
-    elseif (tonumber(redis.call('HGET', hkey(h), 'q')) or 0) > 0 then
-      redis.call('HSET', dk, 'r', h)
-      redis.call('ZADD', K_READY, int(math.max(NOW, n)), h)
+      rcall('ZADD', K_HELD, int(hh), h)
+    elseif (tonumber(rcall('HGET', hkey(h), 'q')) or 0) > 0 then
+      rcall('HSET', dk, 'r', h)
+      rcall('ZADD', K_READY, int(math.max(NOW, n)), h)
       return
     end
   end
@@ -224,24 +214,24 @@ end
 -- P dw:<domain>; one without leaves both.
 local function sync_domain(host, hk, k)
   local dk = dkey(k)
-  local hv = redis.call('HMGET', hk, 'q', 'hh')
+  local hv = rcall('HMGET', hk, 'q', 'hh')
   local q = tonumber(hv[1]) or 0
   local hh = tonumber(hv[2] or '0') or 0
   if hh <= NOW then hh = nil end
-  local v = redis.call('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
+  local v = rcall('HMGET', dk, 'f', 'n', 'c', 'a', 'r')
   local rep = v[5]
-  if hh then redis.call('ZADD', K_HELD, int(hh), host) end
+  if hh then rcall('ZADD', K_HELD, int(hh), host) end
   if q <= 0 or hh then
-    redis.call('ZREM', dwkey(k), host)
+    rcall('ZREM', dwkey(k), host)
     if rep == host then
-      redis.call('ZREM', K_READY, host)
-      redis.call('HDEL', dk, 'r')
+      rcall('ZREM', K_READY, host)
+      rcall('HDEL', dk, 'r')
       v[5] = false
     end
   elseif rep ~= host then
-    redis.call('ZREM', K_READY, host)
-    if not redis.call('ZSCORE', dwkey(k), host) then
-      redis.call('ZADD', dwkey(k), redis.call('HINCRBY', dk, 's', 1), host)
+    rcall('ZREM', K_READY, host)
+    if not rcall('ZSCORE', dwkey(k), host) then
+      rcall('ZADD', dwkey(k), rcall('HINCRBY', dk, 's', 1), host)
     end
   end
   domain_fill(k, dk, v)
@@ -250,25 +240,25 @@ end
 local function sync_ready(host, hk)
   local k = pk_of(hk)
   if k then return sync_domain(host, hk, k) end
-  local v = redis.call('HMGET', hk, 'f', 'n', 'c', 'q', 'a')
+  local v = rcall('HMGET', hk, 'f', 'n', 'c', 'q', 'a')
   local f = tonumber(v[1]) or 0
   local n = tonumber(v[2]) or 0
   local q = tonumber(v[4]) or 0
   if q > 0 and f < conc_of(v[3], v[5]) then
     ready_at(host, n)
   else
-    redis.call('ZREM', K_READY, host)
+    rcall('ZREM', K_READY, host)
   end
 end
 
 -- Held hosts whose time has come rejoin the schedule (at most `max` per call; lease.lua calls it).
 local function wake_held(max)
-  local due = redis.call('ZRANGEBYSCORE', K_HELD, '-inf', int(NOW), 'LIMIT', 0, max)
+  local due = rcall('ZRANGEBYSCORE', K_HELD, '-inf', int(NOW), 'LIMIT', 0, max)
   for _, h in ipairs(due) do
-    redis.call('ZREM', K_HELD, h)
+    rcall('ZREM', K_HELD, h)
     local hk = hkey(h)
-    redis.call('HDEL', hk, 'hh')
-    if redis.call('EXISTS', hk) == 1 then sync_ready(h, hk) end
+    rcall('HDEL', hk, 'hh')
+    if rcall('EXISTS', hk) == 1 then sync_ready(h, hk) end
   end
 end
 
@@ -279,15 +269,15 @@ local function push_next(hk, d)
   if k then
     -- Domain mode: the domain's clock, with the delay override (Crawl-delay) of this host.
     local dk = dkey(k)
-    local w = redis.call('HMGET', dk, 'n', 'c', 'a', 'm')
-    if d == nil then d = redis.call('HGET', hk, 'd') end
+    local w = rcall('HMGET', dk, 'n', 'c', 'a', 'm')
+    if d == nil then d = rcall('HGET', hk, 'd') end
     local nx = NOW + gap_of(d, conc_of(w[2], w[3]), w[4])
-    if nx > (tonumber(w[1]) or 0) then redis.call('HSET', dk, 'n', int(nx)) end
+    if nx > (tonumber(w[1]) or 0) then rcall('HSET', dk, 'n', int(nx)) end
     return
   end
-  local v = redis.call('HMGET', hk, 'n', 'd', 'c', 'a', 'm')
+  local v = rcall('HMGET', hk, 'n', 'd', 'c', 'a', 'm')
   local nx = NOW + gap_of(v[2], conc_of(v[3], v[4]), v[5])
-  if nx > (tonumber(v[1]) or 0) then redis.call('HSET', hk, 'n', int(nx)) end
+  if nx > (tonumber(v[1]) or 0) then rcall('HSET', hk, 'n', int(nx)) end
 end
 
 -- Per-host AIMD and Retry-After: what a completed request says about its host. Only this host's
@@ -304,7 +294,7 @@ local function feedback(host, hk0, base)
   -- Domain mode: the domain's clock and limits learn (push_next below resolves the domain itself).
   local hk = clock_key(hk0)
   local nb = tonumber(ARGV[base + 3]) or 0
-  if nb > NOW and nb > (tonumber(redis.call('HGET', hk, 'n')) or 0) then redis.call('HSET', hk, 'n', int(nb)) end
+  if nb > NOW and nb > (tonumber(rcall('HGET', hk, 'n')) or 0) then rcall('HSET', hk, 'n', int(nb)) end
   if sig == 'none' then return end
   local lat = tonumber(ARGV[base + 1]) or 0
   local started = tonumber(ARGV[base + 2]) or 0
@@ -316,7 +306,7 @@ local function feedback(host, hk0, base)
   local latmin = tonumber(cfg.latmin) or 1000
   local probe = tonumber(cfg.probe) or 60000
   local mcap = tonumber(cfg.mcap) or 16
-  local v = redis.call('HMGET', hk, 'a', 'm', 't', 'w', 'b', 'c')
+  local v = rcall('HMGET', hk, 'a', 'm', 't', 'w', 'b', 'c')
   local hard = tonumber(v[6])
   if not (hard and hard >= 1) then hard = DEFAULT_CONC end
   local a = tonumber(v[1])
@@ -328,11 +318,11 @@ local function feedback(host, hk0, base)
     if lat > 0 then
       -- Baseline: follows drops at once, rises slowly (a slow spell must not become the norm).
       if not b or lat < b then b = lat else b = b + (lat - b) / 16 end
-      redis.call('HSET', hk, 'b', int(b))
+      rcall('HSET', hk, 'b', int(b))
     end
     if m > 1 then
       m = math.max(1, m - ai)
-      if m <= 1 then redis.call('HDEL', hk, 'm') else redis.call('HSET', hk, 'm', tostring(m)) end
+      if m <= 1 then rcall('HDEL', hk, 'm') else rcall('HSET', hk, 'm', tostring(m)) end
     elseif a and a < hard then
       -- Additive increase (ai per window of a requests), but not back to the limit that failed
       -- until a probe interval has passed since the decrease.
@@ -341,7 +331,7 @@ local function feedback(host, hk0, base)
       if w and NOW - t < probe then cap = math.min(hard, math.max(floor, w - 0.01)) end
       if a < cap then
         a = math.min(cap, a + ai / a)
-        redis.call('HSET', hk, 'a', tostring(a))
+        rcall('HSET', hk, 'a', tostring(a))
       end
     end
   else
@@ -351,29 +341,29 @@ local function feedback(host, hk0, base)
     if sig == 'slow' then stat('aimd:slow', 1) end
     local cur = a or hard
     if cur > floor then
-      redis.call('HSET', hk, 'a', tostring(math.max(floor, cur * md)), 'w', int(math.floor(cur)), 't', int(NOW))
+      rcall('HSET', hk, 'a', tostring(math.max(floor, cur * md)), 'w', int(math.floor(cur)), 't', int(NOW))
     else
-      if not a then redis.call('HSET', hk, 'a', tostring(floor)) end
+      if not a then rcall('HSET', hk, 'a', tostring(floor)) end
       m = math.min(mcap, math.max(1, m) * 2)
-      redis.call('HSET', hk, 'm', tostring(m), 't', int(NOW))
+      rcall('HSET', hk, 'm', tostring(m), 't', int(NOW))
       -- The larger gap applies from this response on, not only after the next one.
       push_next(hk0)
     end
-    a = tonumber(redis.call('HGET', hk, 'a'))
+    a = tonumber(rcall('HGET', hk, 'a'))
   end
   if not a and not v[2] and m <= 1 then return end
   -- The pressure index (metrics: top hosts by pressure): hard limit over current limit, times m.
   local cur = a or hard
   local pressure = (hard / math.max(1, math.min(hard, cur))) * m
-  if pressure > 1.0001 then redis.call('ZADD', K_PRESS, tostring(pressure), host)
-  else redis.call('ZREM', K_PRESS, host) end
+  if pressure > 1.0001 then rcall('ZADD', K_PRESS, tostring(pressure), host)
+  else rcall('ZREM', K_PRESS, host) end
 end
 
 -- "<host>\t<tier>\t<element>" -> host, tier, element
 local function split_lease(data)
-  local t1 = string.find(data, '\t', 1, true)
-  local t2 = string.find(data, '\t', t1 + 1, true)
-  return string.sub(data, 1, t1 - 1), string.sub(data, t1 + 1, t2 - 1), string.sub(data, t2 + 1)
+  local t1 = sfind(data, '\t', 1, true)
+  local t2 = sfind(data, '\t', t1 + 1, true)
+  return ssub(data, 1, t1 - 1), ssub(data, t1 + 1, t2 - 1), ssub(data, t2 + 1)
 end
 
 -- A lease taken by a named owner (a fetcher process) has the id "<seq>@<owner>" and is listed in
@@ -381,57 +371,57 @@ end
 -- (release_owner.lua) instead of after the lease TTL. Ids without '@' (no owner) are plain "<seq>".
 local function owner_key(owner) return P .. 'lo:' .. owner end
 local function forget_owner(id)
-  local at = string.find(id, '@', 1, true)
-  if at then redis.call('SREM', owner_key(string.sub(id, at + 1)), id) end
+  local at = sfind(id, '@', 1, true)
+  if at then rcall('SREM', owner_key(ssub(id, at + 1)), id) end
 end
 
 -- Ends lease `id` at NOW: removes it, frees the host's slot and starts the politeness gap from
 -- now (the end of the response). Returns host, hk, tier, element; or nil when the lease is gone
 -- (already reaped) -- then the request still happened, so the hinted host's gap is still applied.
 local function release(id, host_hint)
-  local data = redis.call('HGET', K_LEASE, id)
+  local data = rcall('HGET', K_LEASE, id)
   if not data then
     local hk = hkey(host_hint)
-    if redis.call('EXISTS', hk) == 1 then
+    if rcall('EXISTS', hk) == 1 then
       push_next(hk)
       sync_ready(host_hint, hk)
     end
     stat('lateCompletions', 1)
     return nil
   end
-  redis.call('HDEL', K_LEASE, id)
-  redis.call('ZREM', K_LEASES, id)
+  rcall('HDEL', K_LEASE, id)
+  rcall('ZREM', K_LEASES, id)
   forget_owner(id)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
-  if redis.call('HINCRBY', hk, 'f', -1) < 0 then redis.call('HSET', hk, 'f', 0) end
+  if rcall('HINCRBY', hk, 'f', -1) < 0 then rcall('HSET', hk, 'f', 0) end
   -- Domain mode: the host's domain and delay override in one read (pk_of, push_next).
   local d = nil
   if domain_mode() and PK_OF[hk] == nil then
-    local kd = redis.call('HMGET', hk, 'k', 'd')
+    local kd = rcall('HMGET', hk, 'k', 'd')
     PK_OF[hk] = kd[1]
     d = kd[2]
   end
   local ck = clock_key(hk)
-  if ck ~= hk and redis.call('HINCRBY', ck, 'f', -1) < 0 then redis.call('HSET', ck, 'f', 0) end
+  if ck ~= hk and rcall('HINCRBY', ck, 'f', -1) < 0 then rcall('HSET', ck, 'f', 0) end
   push_next(hk, d)
   return host, hk, tier, el
 end
 
 -- Puts an element back at the HEAD of its tier queue (it was taken first, it goes first again).
 local function put_back(host, hk, tier, el)
-  redis.call('LPUSH', qkey(host, tier), el)
+  rcall('LPUSH', qkey(host, tier), el)
   queued_add(hk, 1)
 end
 
 -- Deletes a page record of the parse queue (ack or refetch): P pg:<id>, its enqueue time in P pqt
 -- and its bytes in P pqb, which leave the parse stage's byte count (stats parseBytes).
 local function forget_page(id)
-  redis.call('DEL', P .. 'pg:' .. id)
-  redis.call('HDEL', P .. 'pqt', id)
-  local bytes = tonumber(redis.call('HGET', P .. 'pqb', id) or '0')
+  rcall('DEL', P .. 'pg:' .. id)
+  rcall('HDEL', P .. 'pqt', id)
+  local bytes = tonumber(rcall('HGET', P .. 'pqb', id) or '0')
   if bytes > 0 then
-    redis.call('HDEL', P .. 'pqb', id)
+    rcall('HDEL', P .. 'pqb', id)
     stat('parseBytes', -bytes)
   end
 end
@@ -446,14 +436,14 @@ end
 
 -- The one-byte depth suffix of a queue element (element.ts: depth 1..8 as \1..\8), or nil.
 local function depth_byte(el)
-  local last = string.byte(el, -1)
+  local last = sbyte(el, -1)
   if last and last >= 1 and last <= 8 then return last end
   return nil
 end
 
 -- Any element in its long form: "/path+query" + suffix for the two compact forms, others unchanged.
 local function el_long(el)
-  local b1 = string.byte(el, 1)
+  local b1 = sbyte(el, 1)
   if not b1 then return el end
   if b1 >= 128 then
     -- Packed: clear the top bits (the body is 7-bit ASCII), read them as the stream
@@ -461,11 +451,11 @@ local function el_long(el)
     local n = #el
     local body, tops = {}, {}
     for i = 1, n, 200 do
-      local t = {string.byte(el, i, math.min(i + 199, n))}
+      local t = {sbyte(el, i, math.min(i + 199, n))}
       for j = 1, #t do
         if t[j] >= 128 then t[j] = t[j] - 128; tops[i + j - 1] = 1 end
       end
-      body[#body + 1] = string.char(unpack(t))
+      body[#body + 1] = schar(unpack(t))
     end
     local d = 1 + 4 * (tops[2] or 0) + 2 * (tops[3] or 0) + (tops[4] or 0)
     local k = 0
@@ -473,12 +463,12 @@ local function el_long(el)
       local c = 0
       for t = 1, 7 do c = c * 2 + (tops[4 + 7 * k + t] or 0) end
       if c == 0 then break end
-      body[#body + 1] = string.char(c)
+      body[#body + 1] = schar(c)
       k = k + 1
     end
-    return '/' .. table.concat(body) .. string.char(d)
+    return '/' .. table.concat(body) .. schar(d)
   end
-  if b1 >= 1 and b1 <= 8 then return '/' .. string.sub(el, 2) .. string.char(b1) end
+  if b1 >= 1 and b1 <= 8 then return '/' .. ssub(el, 2) .. schar(b1) end
   return el
 end
 
@@ -486,7 +476,7 @@ end
 -- Without an origin (none stored) the element is returned in its long form.
 local function el_full(el, origin)
   el = el_long(el)
-  if origin and string.sub(el, 1, 1) == '/' then return origin .. el end
+  if origin and ssub(el, 1, 1) == '/' then return origin .. el end
   return el
 end
 
@@ -494,10 +484,10 @@ end
 -- `origin`: the depth-byte form when it has that origin and a one-byte depth suffix (not packed:
 -- these paths are rare), "/..." + suffix when it has that origin otherwise, the full URL + suffix when not.
 local function el_for(url_suffix, origin)
-  if not origin or string.sub(url_suffix, 1, #origin + 1) ~= origin .. '/' then return url_suffix end
-  local rest = string.sub(url_suffix, #origin + 1)
+  if not origin or ssub(url_suffix, 1, #origin + 1) ~= origin .. '/' then return url_suffix end
+  local rest = ssub(url_suffix, #origin + 1)
   local d = depth_byte(rest)
-  if d then return string.char(d) .. string.sub(rest, 2, -2) end
+  if d then return schar(d) .. ssub(rest, 2, -2) end
   return rest
 end
 
@@ -506,7 +496,7 @@ end
 local function bump_attempt(el)
   el = el_long(el)
   local last = depth_byte(el)
-  if last then return string.sub(el, 1, -2) .. '\t' .. last .. ',0,1' end
+  if last then return ssub(el, 1, -2) .. '\t' .. last .. ',0,1' end
   local base, suf = string.match(el, '^(.-)\t([%d,]+)$')
   if not base then return el .. '\t0,0,1' end
   local d, h, a = string.match(suf .. ',,', '^(%d*),(%d*),(%d*)')
@@ -544,7 +534,7 @@ local function bloom_check(blob, j, k, seg, set_bits)
   bf_args(k)
   local first = true
   for i = 1, k do
-    local a, b, c, d, e, f = string.byte(blob, j, j + 5)
+    local a, b, c, d, e, f = sbyte(blob, j, j + 5)
     local pos = ((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f
     BF_POS[i] = pos
     if pos >= seg then first = false end
@@ -554,11 +544,11 @@ local function bloom_check(blob, j, k, seg, set_bits)
     -- Every bit in the first segment (always so for filters up to the segment size, 2^31 bits).
     local old
     if set_bits then
-      for i = 1, k do BF_SET[4 * i - 1] = string.format('%d', BF_POS[i]) end
-      old = redis.call('BITFIELD', seg_key(0), unpack(BF_SET, 1, 4 * k))
+      for i = 1, k do BF_SET[4 * i - 1] = sformat('%d', BF_POS[i]) end
+      old = rcall('BITFIELD', seg_key(0), unpack(BF_SET, 1, 4 * k))
     else
-      for i = 1, k do BF_GET[3 * i] = string.format('%d', BF_POS[i]) end
-      old = redis.call('BITFIELD_RO', seg_key(0), unpack(BF_GET, 1, 3 * k))
+      for i = 1, k do BF_GET[3 * i] = sformat('%d', BF_POS[i]) end
+      old = rcall('BITFIELD_RO', seg_key(0), unpack(BF_GET, 1, 3 * k))
     end
     for i = 1, k do
       if old[i] == 0 then return true end
@@ -577,15 +567,15 @@ local function bloom_check(blob, j, k, seg, set_bits)
         local px = BF_POS[x]
         if math.floor(px / seg) == s then
           if set_bits then
-            t[n + 1] = 'SET'; t[n + 2] = 'u1'; t[n + 3] = string.format('%d', px - s * seg); t[n + 4] = '1'; n = n + 4
+            t[n + 1] = 'SET'; t[n + 2] = 'u1'; t[n + 3] = sformat('%d', px - s * seg); t[n + 4] = '1'; n = n + 4
           else
-            t[n + 1] = 'GET'; t[n + 2] = 'u1'; t[n + 3] = string.format('%d', px - s * seg); n = n + 3
+            t[n + 1] = 'GET'; t[n + 2] = 'u1'; t[n + 3] = sformat('%d', px - s * seg); n = n + 3
           end
         end
       end
       local old
-      if set_bits then old = redis.call('BITFIELD', seg_key(s), unpack(t, 1, n))
-      else old = redis.call('BITFIELD_RO', seg_key(s), unpack(t, 1, n)) end
+      if set_bits then old = rcall('BITFIELD', seg_key(s), unpack(t, 1, n))
+      else old = rcall('BITFIELD_RO', seg_key(s), unpack(t, 1, n)) end
       for _, b in ipairs(old) do
         if b == 0 then
           fresh = true
@@ -605,15 +595,15 @@ end
 local shed_noted = 0
 local function shed_note(reason, host, origin, el)
   el = el_full(el, origin)
-  local tab = string.find(el, '\t', 1, true)
-  if tab then el = string.sub(el, 1, tab - 1) end
-  if depth_byte(el) then el = string.sub(el, 1, -2) end
-  redis.call('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
+  local tab = sfind(el, '\t', 1, true)
+  if tab then el = ssub(el, 1, tab - 1) end
+  if depth_byte(el) then el = ssub(el, 1, -2) end
+  rcall('LPUSH', K_SHEDLOG, int(NOW) .. '\t' .. reason .. '\t' .. host .. '\t' .. el)
   shed_noted = shed_noted + 1
 end
 local function shed_log_trim()
   if shed_noted > 0 then
-    redis.call('LTRIM', K_SHEDLOG, 0, SHEDLOG_MAX - 1)
+    rcall('LTRIM', K_SHEDLOG, 0, SHEDLOG_MAX - 1)
     shed_noted = 0
   end
 end
@@ -629,13 +619,13 @@ local function shed_one(h, tier, spill, reason)
     local pend = h.tiers[t]
     if pend and #pend > 0 then
       el = table.remove(pend)
-    elseif redis.call('LLEN', qkey(h.host, t)) > 0 then
-      el = redis.call('RPOP', qkey(h.host, t))
+    elseif rcall('LLEN', qkey(h.host, t)) > 0 then
+      el = rcall('RPOP', qkey(h.host, t))
       h.popped = h.popped + 1
     end
     if el then
       if spill then
-        redis.call('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el_full(el, h.o))
+        rcall('LPUSH', K_SPILL, h.host .. '\t' .. t .. '\t' .. el_full(el, h.o))
       else
         shed_note('shed:' .. reason, h.host, h.o, el)
       end
@@ -651,7 +641,7 @@ end
 -- of this call is shed through shed_one (its pending state is in `byname`). Returns 'local'
 -- (counted by the caller), 'remote' (gauges already updated) or nil.
 local function shed_biggest(tier, spill, byname)
-  local top = redis.call('ZREVRANGE', K_BIG, 0, 0)
+  local top = rcall('ZREVRANGE', K_BIG, 0, 0)
   local vh = top[1]
   if not vh then return nil end
   local h = byname[vh]
@@ -661,22 +651,22 @@ local function shed_biggest(tier, spill, byname)
   end
   local vk = hkey(vh)
   for t = MAX_TIER, tier + 1, -1 do
-    local el = redis.call('RPOP', qkey(vh, t))
+    local el = rcall('RPOP', qkey(vh, t))
     if el then
-      local o = redis.call('HGET', vk, 'o')
+      local o = rcall('HGET', vk, 'o')
       if spill then
-        redis.call('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el_full(el, o))
+        rcall('LPUSH', K_SPILL, vh .. '\t' .. t .. '\t' .. el_full(el, o))
       else
         shed_note('shed:frontier-full', vh, o, el)
       end
       local q = queued_add(vk, -1)
-      if q >= BIG_MIN then redis.call('ZADD', K_BIG, q, vh) else redis.call('ZREM', K_BIG, vh) end
+      if q >= BIG_MIN then rcall('ZADD', K_BIG, q, vh) else rcall('ZREM', K_BIG, vh) end
       sync_ready(vh, vk)
       return 'remote'
     end
   end
   -- Nothing of lower priority there: its score is stale or its URLs are as good; drop it from the index.
-  redis.call('ZREM', K_BIG, vh)
+  rcall('ZREM', K_BIG, vh)
   return nil
 end
 
@@ -719,8 +709,8 @@ local function add_links(base)
   -- Host names (names[1..nh]) and origins (names[nh+1..nh+no]); elements start at `pos`.
   local names, pos = {}, 1
   for i = 1, nh + no do
-    local e = string.find(text, '\n', pos, true)
-    names[i] = string.sub(text, pos, e - 1)
+    local e = sfind(text, '\n', pos, true)
+    names[i] = ssub(text, pos, e - 1)
     pos = e + 1
   end
   local rec = 7 + brec
@@ -730,23 +720,23 @@ local function add_links(base)
     doms = {}
     local dt, dp = ARGV[base + 9], 1
     for i = 1, nh do
-      local e = string.find(dt, '\n', dp, true)
-      doms[i] = string.sub(dt, dp, e - 1)
+      local e = sfind(dt, '\n', dp, true)
+      doms[i] = ssub(dt, dp, e - 1)
       dp = e + 1
     end
   end
   local dropped_domain = 0
   local hbud = tonumber(flowcfg().hbud) or 0
   local spill = flowcfg().shed == 'spill'
-  local tcap = tonumber(redis.call('HGET', P .. 'flow', 'tcap') or '0') or 0
+  local tcap = tonumber(rcall('HGET', P .. 'flow', 'tcap') or '0') or 0
   if tcap > 0 and (max_total <= 0 or tcap < max_total) then max_total = tcap end
-  local total = tonumber(redis.call('HGET', K_STATS, 'queued') or '0')
+  local total = tonumber(rcall('HGET', K_STATS, 'queued') or '0')
   if STAT_BATCH and STAT_BATCH.queued then total = total + STAT_BATCH.queued end
   local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
   local hosts, order, byname = {}, {}, {}
   for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
-    local h1, h2, o1, o2, tier, l1, l2 = string.byte(blob, j, j + 6)
+    local h1, h2, o1, o2, tier, l1, l2 = sbyte(blob, j, j + 6)
     local el_at = pos
     pos = pos + l1 * 256 + l2
     local hi = h1 * 256 + h2 + 1
@@ -754,7 +744,7 @@ local function add_links(base)
     if not h then
       local host = names[hi]
       local hk = hkey(host)
-      local v = redis.call('HMGET', hk, 'q', 'o', 'A', 'k')
+      local v = rcall('HMGET', hk, 'q', 'o', 'A', 'k')
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
             A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
       -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
@@ -764,7 +754,7 @@ local function add_links(base)
         -- A host never admitted: it takes a place among its domain's hosts, if one is left.
         local d = doms[hi]
         local c = dcount[d]
-        if c == nil then c = tonumber(redis.call('HGET', P .. 'dh', d) or '0') or 0 end
+        if c == nil then c = tonumber(rcall('HGET', P .. 'dh', d) or '0') or 0 end
         if c >= dcap then h.domain_out = true else h.dom = d; c = c + 1 end
         dcount[d] = c
       end
@@ -808,9 +798,9 @@ local function add_links(base)
       -- The host page budget is not noted: inspect recomputes it from the host's counter.
       if host_full then dropped_host = dropped_host + 1 else dropped_total = dropped_total + 1 end
       local oi = o1 * 256 + o2
-      shed_note(host_full and 'dropped:host-full' or 'dropped:frontier-full', h.host, oi ~= 65535 and names[nh + oi + 1] or nil, string.sub(text, el_at, pos - 1))
+      shed_note(host_full and 'dropped:host-full' or 'dropped:frontier-full', h.host, oi ~= 65535 and names[nh + oi + 1] or nil, ssub(text, el_at, pos - 1))
     else
-      local el = string.sub(text, el_at, pos - 1)
+      local el = ssub(text, el_at, pos - 1)
       local oi = o1 * 256 + o2
       if oi ~= 65535 then
         local origin = names[nh + oi + 1]
@@ -831,28 +821,28 @@ local function add_links(base)
   for _, hi in ipairs(order) do
     local h = hosts[hi]
     if h.A > h.A0 or h.popped > 0 then
-      if h.new_o then redis.call('HSET', h.hk, 'o', h.o) end
-      if h.dom and h.A > h.A0 then redis.call('HINCRBY', P .. 'dh', h.dom, 1) end
+      if h.new_o then rcall('HSET', h.hk, 'o', h.o) end
+      if h.dom and h.A > h.A0 then rcall('HINCRBY', P .. 'dh', h.dom, 1) end
       for _, tier in ipairs(h.tier_order) do
         local els = h.tiers[tier]
         -- unpack() is bounded by the Lua C stack: push in chunks.
         for j = 1, #els, 1000 do
-          redis.call('RPUSH', qkey(h.host, tier), unpack(els, j, math.min(j + 999, #els)))
+          rcall('RPUSH', qkey(h.host, tier), unpack(els, j, math.min(j + 999, #els)))
         end
       end
-      if h.q ~= h.q0 then redis.call('HINCRBY', h.hk, 'q', h.q - h.q0) end
-      if hbud > 0 and h.A > h.A0 then redis.call('HSET', h.hk, 'A', int(h.A)) end
+      if h.q ~= h.q0 then rcall('HINCRBY', h.hk, 'q', h.q - h.q0) end
+      if hbud > 0 and h.A > h.A0 then rcall('HSET', h.hk, 'A', int(h.A)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       if h.q >= BIG_MIN then
-        redis.call('ZADD', K_BIG, int(h.q), h.host)
+        rcall('ZADD', K_BIG, int(h.q), h.host)
         big_added = true
       elseif h.q0 >= BIG_MIN then
-        redis.call('ZREM', K_BIG, h.host)
+        rcall('ZREM', K_BIG, h.host)
       end
       sync_ready(h.host, h.hk)
     end
   end
-  if big_added and redis.call('ZCARD', K_BIG) > BIG_MAX then redis.call('ZREMRANGEBYRANK', K_BIG, 0, -BIG_MAX - 1) end
+  if big_added and rcall('ZCARD', K_BIG) > BIG_MAX then rcall('ZREMRANGEBYRANK', K_BIG, 0, -BIG_MAX - 1) end
   if added - shed ~= 0 then stat('queued', added - shed) end
   if hosts_became_queued > 0 then stat('hostsQueued', hosts_became_queued) end
   if seen > 0 then stat('duplicates', seen) end
@@ -871,14 +861,38 @@ end
 -- (politeness-key.ts); anything else is ignored. A host gets its domain (field k) once, then rejoins
 -- the schedule through it, so every host of a domain -- however it was found -- shares one clock.
 local function key_hosts_by_domain(map)
-  if not (map and string.sub(map, 1, 3) == 'pk\n' and domain_mode()) then return end
+  if not (map and ssub(map, 1, 3) == 'pk\n' and domain_mode()) then return end
   for host, dom in string.gmatch(map, '([^\t\n]+)\t([^\n]+)\n') do
     local hk = hkey(host)
     -- (A host whose domain add_links read is keyed already: k never changes once set.)
-    if not PK_OF[hk] and redis.call('EXISTS', hk) == 1 and redis.call('HSETNX', hk, 'k', dom) == 1 then
+    if not PK_OF[hk] and rcall('EXISTS', hk) == 1 and rcall('HSETNX', hk, 'k', dom) == 1 then
       PK_OF[hk] = dom
-      redis.call('ZREM', K_READY, host)
+      rcall('ZREM', K_READY, host)
       sync_ready(host, hk)
     end
   end
+end
+
+-- Starts a call: the call's common ARGV and fresh per-call state (the library's locals outlive a call).
+local function lib_begin(argv)
+  ARGV = argv
+  if P ~= argv[1] then
+    P = argv[1]
+    K_READY = P .. 'ready'
+    K_STATS = P .. 'stats'
+    K_LEASES = P .. 'leases'
+    K_LEASE = P .. 'lease'
+    K_FLOWCFG = P .. 'flowcfg'
+    K_PRESS = P .. 'press'
+    K_SPILL = P .. 'spill'
+    K_BIG = P .. 'big'
+    K_SHEDLOG = P .. 'shedlog'
+    K_HELD = P .. 'held'
+    SEG_KEYS = {}
+  end
+  NOW = tonumber(argv[2])
+  DEFAULT_DELAY = tonumber(argv[3])
+  DEFAULT_CONC = tonumber(argv[4])
+  STAT_BATCH, FLOWCFG, PK_MODE, PK_OF, shed_noted = nil, nil, nil, {}, 0
+  bloom_begin(P)
 end
