@@ -23,9 +23,9 @@ rcall('LPUSH', P .. 'pq', id)
 -- The parse queue's oldest item's age (metrics): enqueue time per page id, removed at ack.
 rcall('HSET', P .. 'pqt', id, int(NOW))
 -- Bytes held by the parse stage (queued or being parsed), for its byte bound (lease.lua).
-rcall('HSET', P .. 'pqb', id, bytes)
+rcall('HSET', P .. 'pqb', id, ARGV[10])
 stat('parseBytes', bytes)
-rcall('HINCRBY', hk, 'x', 1)
+rcall('HINCRBY', hk, 'x', '1')
 stat('fetched', 1)
 feedback(host, hk, 11)
 sync_ready(host, hk)

@@ -167,8 +167,8 @@ for _, host in ipairs(hosts) do
       if dom then sync_domain(host, hk, dom) end
     else
       local q = queued_add(hk, -1)
-      local f = rcall('HINCRBY', hk, 'f', 1)
-      if dom then f = rcall('HINCRBY', dk, 'f', 1) end
+      local f = rcall('HINCRBY', hk, 'f', '1')
+      if dom then f = rcall('HINCRBY', dk, 'f', '1') end
       local c = conc_of(v[5], v[6])
       local id = tostring(rcall('INCR', P .. 'leaseseq'))
       if owner ~= '' then
@@ -195,7 +195,7 @@ for _, host in ipairs(hosts) do
           -- (domain_fill: a representative without a free slot), so the clock stays shared.
         else
           rcall('HDEL', dk, 'r')
-          if q > 0 then rcall('ZADD', dwkey(dom), rcall('HINCRBY', dk, 's', 1), host) end
+          if q > 0 then rcall('ZADD', dwkey(dom), rcall('HINCRBY', dk, 's', '1'), host) end
           if f < c then domain_fill(dom, dk) end
         end
       else

@@ -43,7 +43,8 @@ local function int(x) return sformat('%d', x) end
 local STAT_BATCH = nil
 local function stat(field, by)
   if STAT_BATCH then STAT_BATCH[field] = (STAT_BATCH[field] or 0) + by
-  else rcall('HINCRBY', K_STATS, field, by) end
+  -- (A Lua number argument is formatted by snprintf("%.17g") in Redis: the common 1 goes as text.)
+  else rcall('HINCRBY', K_STATS, field, by == 1 and '1' or int(by)) end
 end
 local function stats_batch() STAT_BATCH = {} end
 local function stats_flush()
@@ -151,7 +152,7 @@ end
 
 -- Changes a host's queued count and the crawl gauges (queued URLs, hosts with queued URLs).
 local function queued_add(hk, delta)
-  local q = rcall('HINCRBY', hk, 'q', delta)
+  local q = rcall('HINCRBY', hk, 'q', delta == -1 and '-1' or int(delta))
   stat('queued', delta)
   if delta > 0 and q == delta then stat('hostsQueued', 1)
   elseif delta < 0 and q <= 0 and q - delta > 0 then stat('hostsQueued', -1) end
@@ -186,7 +187,7 @@ local function domain_fill(k, dk, v)
     if not free then
       rcall('ZREM', K_READY, rep)
       rcall('HDEL', dk, 'r')
-      rcall('ZADD', dw, rcall('HINCRBY', dk, 's', 1), rep)
+      rcall('ZADD', dw, rcall('HINCRBY', dk, 's', '1'), rep)
     else
       ready_at(rep, n)
     end
@@ -231,7 +232,7 @@ local function sync_domain(host, hk, k)
   elseif rep ~= host then
     rcall('ZREM', K_READY, host)
     if not rcall('ZSCORE', dwkey(k), host) then
-      rcall('ZADD', dwkey(k), rcall('HINCRBY', dk, 's', 1), host)
+      rcall('ZADD', dwkey(k), rcall('HINCRBY', dk, 's', '1'), host)
     end
   end
   domain_fill(k, dk, v)
@@ -394,7 +395,7 @@ local function release(id, host_hint)
   forget_owner(id)
   local host, tier, el = split_lease(data)
   local hk = hkey(host)
-  if rcall('HINCRBY', hk, 'f', -1) < 0 then rcall('HSET', hk, 'f', 0) end
+  if rcall('HINCRBY', hk, 'f', '-1') < 0 then rcall('HSET', hk, 'f', '0') end
   -- Domain mode: the host's domain and delay override in one read (pk_of, push_next).
   local d = nil
   if domain_mode() and PK_OF[hk] == nil then
@@ -403,7 +404,7 @@ local function release(id, host_hint)
     d = kd[2]
   end
   local ck = clock_key(hk)
-  if ck ~= hk and rcall('HINCRBY', ck, 'f', -1) < 0 then rcall('HSET', ck, 'f', 0) end
+  if ck ~= hk and rcall('HINCRBY', ck, 'f', '-1') < 0 then rcall('HSET', ck, 'f', '0') end
   push_next(hk, d)
   return host, hk, tier, el
 end
@@ -822,7 +823,7 @@ local function add_links(base)
     local h = hosts[hi]
     if h.A > h.A0 or h.popped > 0 then
       if h.new_o then rcall('HSET', h.hk, 'o', h.o) end
-      if h.dom and h.A > h.A0 then rcall('HINCRBY', P .. 'dh', h.dom, 1) end
+      if h.dom and h.A > h.A0 then rcall('HINCRBY', P .. 'dh', h.dom, '1') end
       for _, tier in ipairs(h.tier_order) do
         local els = h.tiers[tier]
         -- unpack() is bounded by the Lua C stack: push in chunks.
