@@ -831,8 +831,9 @@ local function add_links(base)
           rcall('RPUSH', qkey(h.host, tier), unpack(els, j, math.min(j + 999, #els)))
         end
       end
-      if h.q ~= h.q0 then rcall('HINCRBY', h.hk, 'q', h.q - h.q0) end
-      if hbud > 0 and h.A > h.A0 then rcall('HSET', h.hk, 'A', int(h.A)) end
+      -- (q was read by this script, so it is written absolute, with A in the same command.)
+      if hbud > 0 and h.A > h.A0 then rcall('HSET', h.hk, 'q', int(h.q), 'A', int(h.A))
+      elseif h.q ~= h.q0 then rcall('HSET', h.hk, 'q', int(h.q)) end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       if h.q >= BIG_MIN then
         rcall('ZADD', K_BIG, int(h.q), h.host)
@@ -840,7 +841,9 @@ local function add_links(base)
       elseif h.q0 >= BIG_MIN then
         rcall('ZREM', K_BIG, h.host)
       end
-      sync_ready(h.host, h.hk)
+      -- Every script leaves a host's schedule entry (ready, or its domain's) consistent with its
+      -- queue: a host that had URLs queued and lost none here needs no new entry.
+      if h.q0 <= 0 or h.q <= 0 or h.popped > 0 then sync_ready(h.host, h.hk) end
     end
   end
   if big_added and rcall('ZCARD', K_BIG) > BIG_MAX then rcall('ZREMRANGEBYRANK', K_BIG, 0, -BIG_MAX - 1) end
