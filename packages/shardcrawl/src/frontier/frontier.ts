@@ -319,6 +319,7 @@ export class Frontier {
     const bloom = await initBloom(redis, scripts, keys, opts.bloom);
     const f = new Frontier(redis, bloom, opts, keys, scripts);
     await f.writeFlowSettings(opts.publishFlow ?? true);
+    if (opts.publishFlow ?? true) await scripts.dropOtherBuilds();
     await tuneListNodes(redis);
     return f;
   }

@@ -146,25 +146,32 @@ export class Scripts {
     return fcall();
   }
 
-  /**
-   * Loads this build's library and deletes other builds' (a node upgraded in place would otherwise
-   * keep every old library in its AOF). A process of another build still running on this Redis
-   * finds its library gone at its next call and loads it again the same way.
-   */
+  /** Loads this build's library (another process may have loaded it meanwhile). */
   private async loadLibrary(): Promise<void> {
     try {
       await this.redis.call("FUNCTION", "LOAD", this.sources.library);
     } catch (err) {
       if (!/already exists/i.test(String((err as Error)?.message))) throw err;
-      return;
     }
+  }
+
+  /**
+   * Deletes other builds' libraries. A node's supervisor calls it as it opens the crawl (before its
+   * children start): a node upgraded in place would otherwise keep every old library in its AOF, and
+   * a tool of another build (inspect) may have loaded its own beside it. A process of another build
+   * still running here finds its library gone at its next call and loads it again.
+   */
+  async dropOtherBuilds(): Promise<string[]> {
     const ours = /^#!lua name=(\S+)/.exec(this.sources.library)![1]!;
-    const listed = (await this.redis.call("FUNCTION", "LIST", "LIBRARYNAME", "shardcrawl_*")) as unknown[];
-    for (const lib of listed) {
-      const fields = lib as unknown[];
+    const listed = (await this.redis.call("FUNCTION", "LIST", "LIBRARYNAME", "shardcrawl_*")) as unknown[][];
+    const dropped: string[] = [];
+    for (const fields of listed) {
       const name = String(fields[fields.indexOf("library_name") + 1]);
-      if (name !== ours && name.startsWith("shardcrawl_")) await this.redis.call("FUNCTION", "DELETE", name).catch(() => undefined);
+      if (name === ours || !name.startsWith("shardcrawl_")) continue;
+      await this.redis.call("FUNCTION", "DELETE", name);
+      dropped.push(name);
     }
+    return dropped;
   }
 
   /** A script as a standalone EVAL script (helpers prepended): what runs as this script's function. */

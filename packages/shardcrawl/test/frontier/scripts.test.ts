@@ -1,7 +1,7 @@
 // Running the frontier's Lua as Redis functions: after Redis loses its functions, many calls in
-// flight at once load the library once (FUNCTION LOAD) and all succeed; loading it removes other
-// builds' libraries and nothing else; the library's per-call state never leaks from one call (or
-// one crawl's prefix) into the next.
+// flight at once load the library once (FUNCTION LOAD) and all succeed; a node's supervisor removes
+// other builds' libraries and nothing else; the library's per-call state never leaks from one call
+// (or one crawl's prefix) into the next.
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
@@ -37,14 +37,20 @@ describe("Scripts as Redis functions", () => {
     expect(await calls(redis, "function|load")).toBe(loads0 + 1);
   });
 
-  it("replaces another build's library and keeps libraries that are not shardcrawl's", async () => {
+  it("a node's supervisor drops other builds' libraries as it opens; a child or a tool leaves them", async () => {
     await redis.call("FUNCTION", "FLUSH");
     await redis.call("FUNCTION", "LOAD", "#!lua name=shardcrawl_000000000000\nredis.register_function('sc000000000000_x', function() return 1 end)");
     await redis.call("FUNCTION", "LOAD", "#!lua name=someone_else\nredis.register_function('someone_else_x', function() return 2 end)");
-    const f = await Frontier.open(redis, { prefix: "lib:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 });
-    await f.addLinks([link("https://a.test/")], { kind: "seeds", now: 1000 });
     const ours = /^#!lua name=(\S+)/.exec(new Scripts(redis).library())![1]!;
+    const opts = { prefix: "lib:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 };
+    const supervisor = await Frontier.open(redis, opts);
+    await supervisor.addLinks([link("https://a.test/")], { kind: "seeds", now: 1000 });
     expect(await libraries(redis)).toEqual([ours, "someone_else"].sort());
+    // Another build's tool loads its library beside ours; a child opening the crawl keeps both.
+    await redis.call("FUNCTION", "LOAD", "#!lua name=shardcrawl_111111111111\nredis.register_function('sc111111111111_x', function() return 1 end)");
+    const child = await Frontier.open(redis, { ...opts, publishFlow: false });
+    expect((await child.lease(10, 2000)).leases.map((l) => l.host)).toEqual(["a.test"]);
+    expect(await libraries(redis)).toEqual([ours, "shardcrawl_111111111111", "someone_else"].sort());
   });
 
   it("keeps two crawls on one Redis apart when their calls interleave", async () => {
