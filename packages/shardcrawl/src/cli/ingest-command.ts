@@ -3,7 +3,7 @@
 // ingests them itself within seconds; a stopped node's Redis is started, fed and stopped.
 import { copyFileSync, existsSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 import { basename, join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 import { defaultConfig, type NodeConfig } from "../node/config.js";
 import { openFrontier } from "../node/open-frontier.js";
 import { startNodeRedis } from "../node/redis-server.js";

@@ -3,7 +3,7 @@
 // for their new owners (then `scripts/cluster.sh exchange` delivers them). See README "Rebalancing".
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 import { defaultConfig, type NodeConfig } from "../node/config.js";
 import { openFrontier } from "../node/open-frontier.js";
 import { startNodeRedis } from "../node/redis-server.js";

@@ -391,9 +391,20 @@ export async function initBloom(redis: Redis, scripts: Scripts, keys: FrontierKe
     throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, this code knows ${BLOOM_SCHEME} and ${BLOOM_SCHEME_BLOCKED})`);
   }
   const probe = new BloomHasher(params).positions(PROBE_URL);
-  if (!readOnly) await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
+  if (!readOnly && !(await growthPlanned(redis, keys))) {
+    await scripts.run("bloom_stages", [keys.prefix, bloomPlan(bloomStages(params)), params.m, params.k, params.n, params.segmentBits]);
+  }
   if (probe.join(",") !== params.probe.join(",")) {
     throw new Error(`bloom: hashing differs from the code that built this filter (scheme ${params.scheme}, probe ${params.probe.join(",")} vs ${probe.join(",")})`);
   }
   return params;
+}
+
+/**
+ * Whether the growth plan and state are stored (bloom_stages.lua ran for this crawl): the script
+ * would change nothing, and planning the stages is ~20 ms of numeric search, paid by every child
+ * process and every resumed run otherwise.
+ */
+async function growthPlanned(redis: Redis, keys: FrontierKeys): Promise<boolean> {
+  return (await redis.exists(keys.bloomPlan, keys.bloomGrow)) === 2;
 }

@@ -15,7 +15,7 @@
 // exists once yet each operation is still ONE script.
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { Command, type Redis } from "ioredis";
+import { Command, type Redis } from "../shared/cjs-ioredis.js";
 import { MAX_TIER } from "../shared/types.js";
 import { SHED_LOG_MAX } from "./keys.js";
 

@@ -2,7 +2,7 @@
 // "stop" from the supervisor = finish or return what you hold, then exit 0. A closed IPC channel
 // means the supervisor died: exit at once; the next node start recovers leases and in-flight pages.
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 import type { Logger } from "pino";
 import { CONFIG_ENV } from "./config-env.js";
 import type { NodeConfig } from "./config.js";

@@ -14,7 +14,8 @@ import { openFrontier, type NodeFrontier } from "./open-frontier.js";
 import { createHttpClient, type HttpClient } from "../fetch/http-client.js";
 import { FetchPipeline, type FetchPipelineDeps } from "../fetch/fetch-pipeline.js";
 import { RobotsMemo } from "../fetch/robots-memo.js";
-import { processAdmissionCounts } from "../admit/index.js";
+// The counters alone, not the admit/ barrel: the fetch-time chain (fetch-pipeline.ts) uses few of its modules.
+import { processAdmissionCounts } from "../admit/admission-counts.js";
 import { deferHostFor, robotsStep } from "./robots-step.js";
 import { PageLogWriter } from "../store/page-log.js";
 import type { RetrySettings } from "../fetch/retry-policy.js";

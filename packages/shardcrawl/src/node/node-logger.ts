@@ -3,7 +3,7 @@
 // (rolling-file.ts), keeping the newest `files` rotated files besides the active one.
 // Writes are synchronous: log volume is events, not pages, and a process that exits right after a
 // fatal line must not lose it.
-import { pino, type Logger, type LevelWithSilent } from "pino";
+import { pino, type Logger, type LevelWithSilent } from "../shared/cjs-pino.js";
 import { RollingFile } from "./rolling-file.js";
 
 export const LOG_LEVELS: readonly LevelWithSilent[] = ["trace", "debug", "info", "warn", "error", "fatal", "silent"];

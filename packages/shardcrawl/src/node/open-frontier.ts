@@ -370,7 +370,9 @@ export async function openFrontier(redis: Redis, config: NodeConfig, opts: { chi
   const frontier = await Frontier.open(redis, {
     publishFlow: !opts.child,
     prefix: config.prefix,
-    bloom: { expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate },
+    // A child resumes the filter the supervisor created and checked against this config (sizing it
+    // again is a numeric search of ~10 ms per process).
+    ...(opts.child ? {} : { bloom: { expectedUrls: config.expectedUrls, falsePositiveRate: config.falsePositiveRate } }),
     delayMs: config.delayMs,
     hostConcurrency: config.hostConcurrency,
     politenessKey: config.politenessKey,

@@ -16,8 +16,6 @@ import { ParsePipeline } from "../parse/parse-pipeline.js";
 import { PageOutput } from "../parse/page-output.js";
 import { LinkRouter } from "../parse/route-links.js";
 import { spoolDir } from "../store/body-spool.js";
-import { OutboxWriter } from "../shard/outbox-writer.js";
-import { ShardRouter } from "../shard/shard-spec.js";
 import { BatchAdmission } from "../admit/index.js";
 import { StatsBatch, countingPageLog } from "./stats-batch.js";
 import { reportEventLoop } from "./child-telemetry.js";
@@ -77,12 +75,13 @@ async function main(): Promise<void> {
   // Continuous mode: every parsed page is recorded in the re-crawl history before its ack.
   const recrawl = config.recrawl ? (await import("../schedule/recrawl/continuous-visits.js")).RecrawlVisits.forConfig(ctx.redis, config) : undefined;
   const runner = await parseRunner(setup, config.parserThreads);
-  // In a cluster, links owned by other nodes go to the outbox instead of our frontier.
-  const outbox = config.shard ? new OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
+  // In a cluster, links owned by other nodes go to the outbox instead of our frontier (the shard
+  // modules are loaded only then).
+  const outbox = config.shard ? new (await import("../shard/outbox-writer.js")).OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
   // A long-running node hands its links over within outboxMaxFileAgeMs, not only at 64 MB.
   const outboxTimer = outbox ? setInterval(() => void outbox.finishOld().catch((err: unknown) => ctx.log(`outbox rotation failed: ${(err as Error).message}`)), Math.max(1000, Math.min(60_000, config.outboxMaxFileAgeMs / 4))) : null;
   // The admission chain after scope: shard routing, the opt-out list, trap filters.
-  const admission = new BatchAdmission({ router: config.shard ? new ShardRouter(config.shard) : null, exclusions: frontier.exclusions, urlFilters: config.urlFilters });
+  const admission = new BatchAdmission({ router: config.shard ? new (await import("../shard/shard-spec.js")).ShardRouter(config.shard) : null, exclusions: frontier.exclusions, urlFilters: config.urlFilters });
   const router = new LinkRouter(admission, outbox);
   // Metrics: page-log lines by outcome go to the Redis stats; event-loop lag over IPC.
   const stats = new StatsBatch(frontier);

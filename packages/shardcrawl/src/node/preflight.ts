@@ -6,7 +6,7 @@
 import { accessSync, constants, mkdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 import type { NodeConfig } from "./config.js";
 import { StartupError } from "./exit-codes.js";
 import { readSeedBatches, type SeedTally } from "./seeds.js";

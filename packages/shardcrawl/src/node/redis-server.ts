@@ -7,7 +7,7 @@ import { randomBytes } from "node:crypto";
 import { existsSync, lstatSync, mkdirSync, readdirSync, readFileSync, readlinkSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join, resolve as resolvePath } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 
 export interface RedisHandle {
   url: string;

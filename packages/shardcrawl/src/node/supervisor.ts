@@ -3,7 +3,7 @@
 // expired leases, serves /status and /metrics, shows progress, and decides when the crawl is done.
 import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../shared/cjs-ioredis.js";
 import { ChildGroup, type ChildSpec } from "./children.js";
 import type { NodeConfig } from "./config.js";
 import { openFrontier, type NodeFrontier, type NodeStats } from "./open-frontier.js";
@@ -18,7 +18,6 @@ import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
 import { cachedDiskUsage } from "./disk-usage.js";
-import { RecrawlLoop } from "../schedule/recrawl/continuous-loop.js";
 import { exitCodeFor, type EndReason } from "./exit-codes.js";
 import { UrlPrioritizer } from "../schedule/priority.js";
 import type { QueueSizing } from "./queue-sizing.js";
@@ -161,7 +160,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   for (let i = 0; i < config.parsers; i++) specs.push({ role: "parser", index: i, script: new URL("parser-process.js", DIST_NODE).pathname });
   children.start(specs);
   // Continuous mode: the re-crawl scheduler plans revisits within the budget (docs/recrawl.md).
-  const recrawl = config.recrawl ? await RecrawlLoop.start(redis, frontier, config, say) : undefined;
+  // Loaded only then: the re-crawl engine and its HTML parser are ~30 modules.
+  const recrawl = config.recrawl ? await (await import("../schedule/recrawl/continuous-loop.js")).RecrawlLoop.start(redis, frontier, config, say) : undefined;
 
   let lastStats: NodeStats = await frontier.stats();
   let pressureAt = Date.now();

@@ -2,7 +2,7 @@
 // public suffix list via tldts; the private section counts too, so alice.github.io and
 // bob.github.io are separate sites (as browsers treat them).
 
-import { getDomain } from "tldts";
+import { getDomain } from "../shared/cjs-tldts.js";
 import { hostOf } from "./normalize.js";
 
 const TLDTS_OPTIONS = { allowPrivateDomains: true, extractHostname: false, detectIp: true } as const;

@@ -5,7 +5,7 @@
 import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis, type TestRedis } from "../../../../test/harness/redis.js";
-import { BLOOM_WARN_RATIO, bloomStages, Frontier } from "../../src/frontier/index.js";
+import { BLOOM_WARN_RATIO, bloomStages, Frontier, FrontierKeys, initBloom, Scripts } from "../../src/frontier/index.js";
 import { blockedFalsePositiveRate } from "../../src/frontier/bloom.js";
 import { renderMetrics } from "../../src/node/metrics.js";
 import type { DiscoveredLink } from "../../src/shared/types.js";
@@ -102,6 +102,26 @@ describe("growing seen filter", () => {
     expect((await resumed.mightHaveSeen([urlOf("in", 2), urlOf("more", 2999)]))).toEqual([true, true]);
     expect((await resumed.stats()).counters["bloom:grown"]).toBe(1);
     await other.quit();
+  });
+
+  it("plans the growth once per crawl: a child or a resumed run with the plan stored runs no bloom_stages", async () => {
+    const sizing = { expectedUrls: 1_000, falsePositiveRate: 0.01 };
+    const started = await Frontier.open(redis, { prefix: "plan:", bloom: sizing });
+    const scripts = new Scripts(redis);
+    const ran: string[] = [];
+    const recording = { run: (name: Parameters<Scripts["run"]>[0], args: Parameters<Scripts["run"]>[1]) => (ran.push(name), scripts.run(name, args)) } as Scripts;
+    const keys = new FrontierKeys("plan:");
+    expect(await initBloom(redis, recording, keys, sizing)).toEqual(started.bloom);
+    expect(ran).toEqual(["bloom_init"]);
+    // A child opens without sizing: the stored parameters, no script at all.
+    ran.length = 0;
+    expect(await initBloom(redis, recording, keys)).toEqual(started.bloom);
+    expect(ran).toEqual([]);
+    // Growth state missing (a filter from before growth): planned again.
+    await redis.del("plan:bf:grow");
+    expect(await initBloom(redis, recording, keys, sizing)).toEqual(started.bloom);
+    expect(ran).toEqual(["bloom_init", "bloom_stages"]);
+    expect(await redis.exists("plan:bf:grow")).toBe(1);
   });
 
   it("plans stages at growing size and tightening rate", () => {

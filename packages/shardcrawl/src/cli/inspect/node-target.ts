@@ -3,7 +3,7 @@
 // is started on its AOF for the inspection and stopped again, like `ingest` and `rehome` do.
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Redis } from "ioredis";
+import { Redis } from "../../shared/cjs-ioredis.js";
 import { defaultConfig, type NodeConfig } from "../../node/config.js";
 import { startNodeRedis } from "../../node/redis-server.js";
 import { ShardRouter } from "../../shard/shard-spec.js";

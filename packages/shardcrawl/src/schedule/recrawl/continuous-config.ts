@@ -3,8 +3,13 @@
 // flags are declared in node/config-schema.ts RECRAWL_SHAPE) into the node's RecrawlNodeConfig:
 // budget units, and the value, content and listing rules files loaded and checked.
 import { readFileSync } from "node:fs";
-import { parseListingRules, type ListingRule } from "./listing-rules.js";
-import { DEFAULT_CONTENT_RULES, DEFAULT_VALUE_CONFIG, ContentDigester, ValueTiers, type BudgetUnit, type ContentRules, type RecrawlObjective, type ValueConfig } from "./index.js";
+// Only the modules that check the config: the flags are read by every `crawl`, continuous or not,
+// and the re-crawl engine (with an HTML parser) is ~45 ms of module loading.
+import { parseListingRules, type ListingRule } from "./listing-rule-check.js";
+import { DEFAULT_VALUE_CONFIG, ValueTiers, type ValueConfig } from "./value.js";
+import { DEFAULT_CONTENT_RULES, ContentDigester, type ContentRules } from "./content-rules.js";
+import type { BudgetUnit } from "./cost.js";
+import type { RecrawlObjective } from "./optimum.js";
 
 /** How the budget is given: fetches per second, or bytes / credits per day. */
 export type RecrawlBudgetUnit = "fetches/s" | "bytes/day" | "credits/day";

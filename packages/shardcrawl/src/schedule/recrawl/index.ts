@@ -18,4 +18,5 @@ export * from "./sitemap.js";
 export * from "./due-store.js";
 export * from "./feeds.js";
 export * from "./listing-rules.js";
+export * from "./listing-rule-check.js";
 export * from "./path-code.js";

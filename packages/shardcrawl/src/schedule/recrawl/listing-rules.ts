@@ -9,18 +9,7 @@
 // parser process.
 import { createHash } from "node:crypto";
 import { DomUtils, parseDocument } from "htmlparser2";
-
-export interface ListingRule {
-  /** Regular expression on the listing page's URL. */
-  pattern: string;
-  /** Regular expression over the HTML with named groups `link` and `summary`. */
-  item?: string;
-  /** Selector of an item element (with `summarySelector`), instead of `item`. */
-  itemSelector?: string;
-  summarySelector?: string;
-  /** How often a listing page is read (ms); default: one planning cycle. */
-  revisitMs?: number;
-}
+import { compileListingRule, matches, type Compound, type ListingRule } from "./listing-rule-check.js";
 
 export interface ListingItem {
   url: string;
@@ -32,35 +21,6 @@ export const MAX_LISTING_ITEMS = 2000;
 /** Summaries longer than this are cut (a summary is a short text by design). */
 const MAX_SUMMARY_CHARS = 1000;
 
-interface Compound {
-  tag?: string;
-  id?: string;
-  classes: string[];
-}
-
-function parseSelector(sel: string): Compound {
-  const s = sel.trim();
-  const m = /^([a-zA-Z][a-zA-Z0-9-]*)?((?:[.#][a-zA-Z0-9_-]+)*)$/.exec(s);
-  if (!s || !m) throw new Error(`selector ${JSON.stringify(sel)}: only one compound selector (tag, #id, .class) is supported`);
-  const out: Compound = { classes: [] };
-  if (m[1]) out.tag = m[1].toLowerCase();
-  for (const part of (m[2] ?? "").match(/[.#][a-zA-Z0-9_-]+/g) ?? []) {
-    if (part.startsWith("#")) out.id = part.slice(1);
-    else out.classes.push(part.slice(1));
-  }
-  return out;
-}
-
-function matches(el: { name: string; attribs: Record<string, string> }, c: Compound): boolean {
-  if (c.tag && el.name.toLowerCase() !== c.tag) return false;
-  if (c.id && el.attribs.id !== c.id) return false;
-  if (c.classes.length > 0) {
-    const have = (el.attribs.class ?? "").split(/\s+/);
-    if (!c.classes.every((k) => have.includes(k))) return false;
-  }
-  return true;
-}
-
 /** One rule, compiled. */
 export class ListingDetector {
   readonly revisitMs: number | undefined;
@@ -70,18 +30,12 @@ export class ListingDetector {
   private readonly summarySel: Compound | undefined;
 
   constructor(rule: ListingRule) {
-    this.url = new RegExp(rule.pattern);
-    if ((rule.item === undefined) === (rule.itemSelector === undefined)) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: give exactly one of "item" (regex) or "itemSelector"`);
-    if (rule.item !== undefined) {
-      this.itemRe = new RegExp(rule.item, "g");
-      const groups = /\(\?<link>/.test(rule.item) && /\(\?<summary>/.test(rule.item);
-      if (!groups) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: "item" needs the named groups (?<link>...) and (?<summary>...)`);
-    } else {
-      this.itemSel = parseSelector(rule.itemSelector as string);
-      if (rule.summarySelector !== undefined) this.summarySel = parseSelector(rule.summarySelector);
-    }
-    if (rule.revisitMs !== undefined && !(rule.revisitMs >= 1000)) throw new Error(`listing rule ${JSON.stringify(rule.pattern)}: revisitMs must be >= 1000`);
-    this.revisitMs = rule.revisitMs;
+    const c = compileListingRule(rule);
+    this.url = c.url;
+    this.itemRe = c.itemRe;
+    this.itemSel = c.itemSel;
+    this.summarySel = c.summarySel;
+    this.revisitMs = c.revisitMs;
   }
 
   appliesTo(url: string): boolean {
@@ -153,19 +107,4 @@ export class ListingRules {
   for(url: string): ListingDetector | undefined {
     return this.detectors.find((d) => d.appliesTo(url));
   }
-}
-
-/** Checks a rules value from a config file; returns the rules or throws with a message naming the problem. */
-export function parseListingRules(v: unknown): ListingRule[] {
-  if (!Array.isArray(v)) throw new Error(`expected a list of {"pattern", "item" | "itemSelector", "summarySelector"?, "revisitMs"?}`);
-  const rules = v.map((r: unknown, i) => {
-    if (typeof r !== "object" || r === null || typeof (r as ListingRule).pattern !== "string") throw new Error(`rule ${i} needs a string "pattern"`);
-    const o = r as Record<string, unknown>;
-    for (const k of Object.keys(o)) if (!["pattern", "item", "itemSelector", "summarySelector", "revisitMs"].includes(k)) throw new Error(`rule ${i}: unknown key "${k}"`);
-    for (const k of ["item", "itemSelector", "summarySelector"]) if (o[k] !== undefined && typeof o[k] !== "string") throw new Error(`rule ${i}: "${k}" must be a string`);
-    if (o.revisitMs !== undefined && typeof o.revisitMs !== "number") throw new Error(`rule ${i}: "revisitMs" must be a number`);
-    return o as unknown as ListingRule;
-  });
-  new ListingRules(rules); // compiles every pattern: a bad one fails here, at load time
-  return rules;
 }
