@@ -53,6 +53,8 @@ export interface FrontierOptions {
    * children, which open with the same config and pass false (checked, not written again).
    */
   publishFlow?: boolean;
+  /** Bound on the robots.txt cache in bytes (0 = none; default DEFAULT_ROBOTS_CACHE_MAX_BYTES). */
+  robotsCacheMaxBytes?: number;
   /**
    * What shares one politeness clock and in-flight limit: each "host", or each registrable
    * "domain" across all its hosts (default "domain"; lib.lua domain_fill).
@@ -307,7 +309,7 @@ export class Frontier {
       packLinks: (links) => packLinks(links, this.hasher, this.bloom, this.caps),
       ...(this.politenessKey === "domain" ? { politenessDomains: (links: readonly HashedLink[]) => politenessDomains(links, 0, links.length) } : {}),
     });
-    this.robots = new RobotsCache(redis, keys);
+    this.robots = new RobotsCache(redis, keys, { scripts, ...(opts.robotsCacheMaxBytes !== undefined ? { maxBytes: opts.robotsCacheMaxBytes } : {}) });
     this.scope = new CrawlScopeStore(redis, keys);
     this.outages = new RobotsOutages(redis, keys, scripts, (now) => this.common(now));
   }

@@ -65,11 +65,13 @@ function isEntry(v: unknown): v is RobotsCacheEntry {
 
 export class RobotsCache {
   private readonly scripts: Scripts;
-  /** The cache's byte bound (0 = none); the node sets --robots-cache-max-bytes here. */
-  maxBytes = DEFAULT_ROBOTS_CACHE_MAX_BYTES;
+  /** The cache's byte bound (0 = none): the node's --robots-cache-max-bytes (robotsCacheMaxBytes). */
+  maxBytes: number;
 
-  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys) {
-    this.scripts = new Scripts(redis);
+  /** `scripts`: the frontier's, when it has them (one function library loader per client). */
+  constructor(private readonly redis: Redis, private readonly keys: FrontierKeys, opts: { scripts?: Scripts; maxBytes?: number } = {}) {
+    this.scripts = opts.scripts ?? new Scripts(redis);
+    this.maxBytes = opts.maxBytes ?? DEFAULT_ROBOTS_CACHE_MAX_BYTES;
   }
 
   /** The cached entry for an origin ("https://www.d1.test"), or undefined (absent, expired or damaged). */

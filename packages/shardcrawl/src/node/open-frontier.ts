@@ -383,6 +383,7 @@ export async function openFrontier(redis: Redis, config: NodeConfig, opts: { chi
     maxQueuedPerHost: config.maxQueuedPerHost,
     maxQueuedTotal: config.maxQueuedTotal,
     maxHostsPerDomain: config.maxHostsPerDomain,
+    robotsCacheMaxBytes: robotsCacheMaxBytes(config.robotsCacheMaxBytes, config.redisMemoryBudgetBytes),
     flow: {
       aimdFloor: config.aimdFloor, aimdIncrease: config.aimdIncrease, aimdDecrease: config.aimdDecrease,
       aimdLatencyFactor: config.aimdLatencyFactor, aimdLatencyMinMs: config.aimdLatencyMinMs, aimdProbeMs: config.aimdProbeMs,
@@ -390,6 +391,5 @@ export async function openFrontier(redis: Redis, config: NodeConfig, opts: { chi
       globalConcurrency: config.globalConcurrency,
     },
   });
-  frontier.robots.maxBytes = robotsCacheMaxBytes(config.robotsCacheMaxBytes, config.redisMemoryBudgetBytes);
   return new NodeFrontier(frontier, config.redisMemoryBudgetBytes);
 }

@@ -196,9 +196,10 @@ export class FrontierReader {
   }
 
   async robots(origin: string): Promise<{ entry: RobotsCacheEntry; ttlMs: number } | null> {
-    const entry = await new RobotsCache(this.redis, this.keys).get(origin);
+    const cache = new RobotsCache(this.redis, this.keys, { scripts: this.scripts });
+    const entry = await cache.get(origin);
     if (!entry) return null;
-    return { entry, ttlMs: (await new RobotsCache(this.redis, this.keys).freshForMs(origin)) ?? 0 };
+    return { entry, ttlMs: (await cache.freshForMs(origin)) ?? 0 };
   }
 
   /** The scope stored by the node at start (frontier/crawl-scope.ts), evaluated for one host. */
