@@ -77,8 +77,8 @@ let sources: Sources | undefined;
 /**
  * The scripts run as Redis functions (Redis >= 7.0): the helpers (lib.lua, bloom_lib.lua, ~100 local
  * functions) are compiled and defined once when the library is loaded. As EVAL scripts every call ran
- * their top level again: ~110 k redis-server instructions per call (callgrind), about a tenth of
- * Redis' work per page. Each function starts with lib_begin(ARGV) (or bloom_begin), which sets the
+ * their top level again: 80-110 k redis-server instructions per call (callgrind), 6-10% of Redis'
+ * work per page. Each function starts with lib_begin(ARGV) (or bloom_begin), which sets the
  * call's values the helpers read. The library's name carries a hash of its text, so two builds on
  * one Redis never call each other's code.
  */
