@@ -168,7 +168,10 @@ export async function startRedisServer(dir, { aof = true } = {}) {
   mkdirSync(dir, { recursive: true });
   const port = await freePort();
   const persistence = aof ? ["--appendonly", "yes", "--appendfsync", "everysec"] : ["--appendonly", "no"];
-  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--dir", dir, ...persistence, "--save", "", "--logfile", "redis.log"], { stdio: "ignore" });
+  // A node's processes reach their own Redis over a Unix socket (node/redis-server.ts): the crawl
+  // benches pass the socket too (`url`), unless BENCH_REDIS_TCP=1 (loopback TCP, for comparing).
+  const socket = join(dir, "redis.sock");
+  const proc = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--unixsocket", socket, "--unixsocketperm", "700", "--dir", dir, ...persistence, "--save", "", "--logfile", "redis.log"], { stdio: "ignore" });
   running.add(proc);
   proc.once("exit", () => running.delete(proc));
   const { Redis } = benchRequireRoot("ioredis");
@@ -186,7 +189,7 @@ export async function startRedisServer(dir, { aof = true } = {}) {
     }
   }
   return {
-    url: `redis://127.0.0.1:${port}`, port, pid: proc.pid, client,
+    url: process.env.BENCH_REDIS_TCP || Buffer.byteLength(socket) > 100 ? `redis://127.0.0.1:${port}` : `unix://${socket}`, port, pid: proc.pid, client,
     cpu: () => procCpu(proc.pid)?.self ?? NaN,
     peakBytes: () => procMem(proc.pid),
     stop: async () => {

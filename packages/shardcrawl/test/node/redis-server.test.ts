@@ -63,4 +63,17 @@ describe("node redis-server", () => {
     // And the file now names the server that runs.
     expect((JSON.parse(readFileSync(join(dir, "connection.json"), "utf8")) as { pid: number }).pid).toBe(b.pid);
   });
+
+  it("the node's processes reach it over its Unix socket; an output folder too deep for a socket path keeps TCP", async () => {
+    const out = mkdtempSync(join(tmpdir(), "sc-noderedis-"));
+    const a = await startNodeRedis(out);
+    handles.push(a);
+    expect(a.url).toMatch(/^unix:\/\/\/.*redis\.sock\?password=/);
+    expect(await withRedis(a.url, async (r) => (await r.set("k", "v"), r.get("k")))).toBe("v");
+    const deep = join(mkdtempSync(join(tmpdir(), "sc-noderedis-")), "d".repeat(100));
+    const b = await startNodeRedis(deep);
+    handles.push(b);
+    expect(b.url).toMatch(/^redis:\/\/:[0-9a-f]+@127\.0\.0\.1:\d+$/);
+    expect(await withRedis(b.url, (r) => r.ping())).toBe("PONG");
+  });
 });
