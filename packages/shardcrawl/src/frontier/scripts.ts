@@ -110,10 +110,32 @@ export class Scripts {
     if (redis.options.keyPrefix) throw new Error("frontier: use a Redis client without keyPrefix (the frontier has its own prefix)");
   }
 
+  /** The socket is corked until the end of this turn of the event loop (see corkForTurn). */
+  private corked = false;
+
+  /**
+   * Script calls made in one turn leave in one socket write: a parser acknowledges the pages of a
+   * group commit together, and a write per call cost ~1.6 socket writes per page (stream and
+   * syscall CPU in the client, a read per call in Redis). Uncorked before the next I/O.
+   */
+  private corkForTurn(): void {
+    if (this.corked || this.redis.status !== "ready") return;
+    const stream = this.redis.stream;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+
   private async send(name: ScriptName, keys: string[], args: ScriptArg[], replyEncoding: "utf8" | null): Promise<unknown> {
     const script = this.scripts.get(name);
     if (!script) throw new Error(`frontier: no script ${name}`);
-    const evalsha = () => this.redis.sendCommand(new Command("evalsha", [script.sha, keys.length, ...keys, ...args], { replyEncoding }));
+    const evalsha = () => {
+      this.corkForTurn();
+      return this.redis.sendCommand(new Command("evalsha", [script.sha, keys.length, ...keys, ...args], { replyEncoding }));
+    };
     try {
       return await evalsha();
     } catch (err) {
