@@ -6,51 +6,53 @@
 //   ["max-path-depth=32", "max-repeated-segment=4", "max-query-params=12", "max-url-length=1024"]
 import type { AdmissionFilter, Refusal } from "./verdict.js";
 
-/** A trap filter returns undefined to pass a URL, or the reason it refuses it (a counter name). */
-export type UrlFilter = (url: string) => string | undefined;
+/**
+ * A trap filter returns undefined to pass a URL, or the reason it refuses it (a counter name). The
+ * URL's path shape comes with it: the filters run on every link a page sends, so the path is
+ * scanned once for all of them (filterUrl).
+ */
+export type UrlFilter = (url: string, path: PathShape) => string | undefined;
 
-/** Where the path of a normalized absolute URL starts and ends (start === end when it has none). */
-function pathBounds(url: string): [number, number] {
-  const scheme = url.indexOf("://");
-  const start = url.indexOf("/", scheme < 0 ? 0 : scheme + 3);
-  if (start < 0) return [0, 0];
-  let end = url.length;
-  const q = url.indexOf("?", start);
-  if (q >= 0) end = q;
-  const h = url.indexOf("#", start);
-  if (h >= 0 && h < end) end = h;
-  return [start, end];
+/** Where the path of a normalized absolute URL lies and how many non-empty segments it has. */
+export interface PathShape {
+  /** Index of the path's first '/' (start === end when there is no path). */
+  start: number;
+  /** Index of the '?' or '#' after the path, or the URL's length. */
+  end: number;
+  /** Non-empty path segments. */
+  segments: number;
 }
 
-/** Non-empty path segments, counted without cutting them out (these filters run on every link sent). */
-function segmentCount(url: string, start: number, end: number): number {
-  let n = 0;
+/** The path shape in one pass over the URL (no slicing). */
+export function pathShape(url: string): PathShape {
+  const scheme = url.indexOf("://");
+  const n = url.length;
+  let i = scheme < 0 ? 0 : scheme + 3;
+  while (i < n && url.charCodeAt(i) !== 0x2f /* / */) i++;
+  if (i >= n) return { start: 0, end: 0, segments: 0 };
+  const start = i;
+  let segments = 0;
   let inSegment = false;
-  for (let i = start; i < end; i++) {
-    const slash = url.charCodeAt(i) === 0x2f; /* / */
-    if (!slash && !inSegment) n++;
+  for (; i < n; i++) {
+    const c = url.charCodeAt(i);
+    if (c === 0x3f /* ? */ || c === 0x23 /* # */) break;
+    const slash = c === 0x2f;
+    if (!slash && !inSegment) segments++;
     inSegment = !slash;
   }
-  return n;
-}
-
-function segmentsOf(url: string, start: number, end: number): string[] {
-  return url.slice(start, end).split("/").filter((s) => s.length > 0);
+  return { start, end: i, segments };
 }
 
 const FACTORIES: Record<string, (n: number) => UrlFilter> = {
   /** More than n path segments: /a/b/c/... generated without end. */
-  "max-path-depth": (n) => (url) => {
-    const [start, end] = pathBounds(url);
-    return segmentCount(url, start, end) > n ? "path-depth" : undefined;
-  },
+  "max-path-depth": (n) => (_url, path) => (path.segments > n ? "path-depth" : undefined),
   /** One segment repeated more than n times: /x/y/x/y/x/y relative-link loops, calendars. */
-  "max-repeated-segment": (n) => (url) => {
-    const [start, end] = pathBounds(url);
+  "max-repeated-segment": (n) => (url, path) => {
     // A path of at most n segments cannot repeat one more than n times (most URLs): no split.
-    if (segmentCount(url, start, end) <= n) return undefined;
+    if (path.segments <= n) return undefined;
     const counts = new Map<string, number>();
-    for (const s of segmentsOf(url, start, end)) {
+    for (const s of url.slice(path.start, path.end).split("/")) {
+      if (s.length === 0) continue;
       const c = (counts.get(s) ?? 0) + 1;
       if (c > n) return "repeated-segment";
       counts.set(s, c);
@@ -89,8 +91,10 @@ export function buildUrlFilters(specs: readonly string[]): UrlFilter[] {
 
 /** Runs the trap filters: the first refusal wins. */
 export function filterUrl(filters: readonly UrlFilter[], url: string): string | undefined {
+  if (filters.length === 0) return undefined;
+  const path = pathShape(url);
   for (const f of filters) {
-    const r = f(url);
+    const r = f(url, path);
     if (r !== undefined) return r;
   }
   return undefined;

@@ -6,7 +6,7 @@
 // `Hashing.hashTwice` (pure-JS xxhashjs h64) costs ~17 us per URL and returns only the low 32 bits
 // of each hash (cuint's toNumber), so it cannot address filters above 2^32 bits -- and a node that
 // sees several hundred million URLs needs several billion bits. The two base hashes are therefore
-// two 48-bit halves of one MD5 (node:crypto, native, ~1.1 us per URL), reduced modulo m before
+// two 48-bit halves of one MD5 (md5.ts, ~0.7 us per URL), reduced modulo m before
 // `doubleHashing`, which keeps the library's arithmetic exact in doubles (a + i*b < 2^53).
 // MD5 is used as a fast, stable mixing function here, not for security.
 //
@@ -25,11 +25,11 @@
 // u48 positions to a u48 block index and k u8 offsets. Blocks cost bits: m and k are sized from
 // the blocked filter's own rate (blockedFalsePositiveRate), not the classic formula. Crawls
 // started with the classic layout keep it (P bf:params names the scheme; both are supported).
-import { hash } from "node:crypto";
 import { createRequire } from "node:module";
 import type { Redis } from "ioredis";
 import type { FrontierKeys } from "./keys.js";
 import type { Scripts } from "./scripts.js";
+import { md5Bytes, md5Utf8 } from "./md5.js";
 
 // The Hashing module alone: the package's entry point loads every structure it has (with lodash,
 // seedrandom, long...), ~0.2 s of CPU at every process start for one function we use.
@@ -297,6 +297,8 @@ export class BloomHasher {
   private readonly hashing = new Hashing();
   private readonly seedPrefix: string;
   private readonly blockBits: number;
+  /** The URL's MD5 (reused: positions() is synchronous). */
+  private readonly digest = new Uint8Array(16);
 
   constructor(readonly params: Pick<BloomParams, "m" | "k" | "seed" | "blockBits">) {
     this.seedPrefix = `${params.seed}\u0000`;
@@ -308,30 +310,34 @@ export class BloomHasher {
 
   positions(url: string): number[] {
     const { m, k } = this.params;
-    const digest = hash("md5", this.seedPrefix + url, "buffer");
+    const digest = md5Utf8(this.seedPrefix + url, this.digest);
     if (this.blockBits > 0) return this.blocked(digest, m, k, this.blockBits);
-    const a = digest.readUIntBE(0, 6) % m;
-    const b = digest.readUIntBE(6, 6) % m;
+    const a = uint48(digest, 0) % m;
+    const b = uint48(digest, 6) % m;
     const out = new Array<number>(k);
     for (let i = 0; i < k; i++) out[i] = this.hashing.doubleHashing(i, a, b, m);
     return out;
   }
 
   /** Block from the digest's first 48 bits; one independent byte per offset (MD5 of the digest again past 10). */
-  private blocked(digest: Buffer, m: number, k: number, b: number): number[] {
-    const base = (digest.readUIntBE(0, 6) % (m / b)) * b;
+  private blocked(digest: Uint8Array, m: number, k: number, b: number): number[] {
+    const base = (uint48(digest, 0) % (m / b)) * b;
     const out = new Array<number>(k);
-    let src = digest;
     let at = 6;
     for (let i = 0; i < k; i++) {
-      if (at >= src.length) {
-        src = hash("md5", src, "buffer");
+      if (at >= digest.length) {
+        md5Bytes(digest, digest);
         at = 0;
       }
-      out[i] = base + (src[at++]! % b);
+      out[i] = base + (digest[at++]! % b);
     }
     return out;
   }
+}
+
+/** The big-endian 48-bit number at bytes[at..at+6). */
+function uint48(bytes: Uint8Array, at: number): number {
+  return (bytes[at]! * 0x10000 + ((bytes[at + 1]! << 8) | bytes[at + 2]!)) * 0x1000000 + ((bytes[at + 3]! << 16) | (bytes[at + 4]! << 8) | bytes[at + 5]!);
 }
 
 function sameParams(a: BloomParams, b: BloomParams): boolean {

@@ -131,10 +131,32 @@ export class Scripts {
     if (redis.options.keyPrefix) throw new Error("frontier: use a Redis client without keyPrefix (the frontier has its own prefix)");
   }
 
+  /** The socket is corked until the end of this turn of the event loop (see corkForTurn). */
+  private corked = false;
+
+  /**
+   * Script calls made in one turn leave in one socket write: a parser acknowledges the pages of a
+   * group commit together, and a write per call cost ~1.6 socket writes per page (stream and
+   * syscall CPU in the client, a read per call in Redis). Uncorked before the next I/O.
+   */
+  private corkForTurn(): void {
+    if (this.corked || this.redis.status !== "ready") return;
+    const stream = this.redis.stream;
+    this.corked = true;
+    stream.cork();
+    process.nextTick(() => {
+      this.corked = false;
+      stream.uncork();
+    });
+  }
+
   private async send(name: ScriptName, keys: string[], args: ScriptArg[], replyEncoding: "utf8" | null): Promise<unknown> {
     const fn = this.sources.functions.get(name);
     if (!fn) throw new Error(`frontier: no script ${name}`);
-    const fcall = () => this.redis.sendCommand(new Command("fcall", [fn, keys.length, ...keys, ...args], { replyEncoding }));
+    const fcall = () => {
+      this.corkForTurn();
+      return this.redis.sendCommand(new Command("fcall", [fn, keys.length, ...keys, ...args], { replyEncoding }));
+    };
     try {
       return await fcall();
     } catch (err) {

@@ -658,8 +658,9 @@ export function extractPage(html: string | readonly string[], options: ExtractOp
       url = baseSansFragment;
     } else {
       const plain = base === null ? null : (resolvePlainRelative(href, base) ?? plainAbsolute(href));
+      // The href's own length too: one cut at a long fragment is the parser's to refuse as too long.
       const result =
-        plain !== null && plain.length <= maxUrlLength
+        plain !== null && plain.length <= maxUrlLength && href.length <= maxUrlLength
           ? { ok: true as const, url: plain }
           : normalizeUrlDetailed(href, baseUrl, { maxLength: maxUrlLength });
       if (!result.ok) {

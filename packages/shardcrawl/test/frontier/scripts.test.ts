@@ -72,3 +72,30 @@ describe("Scripts as Redis functions", () => {
     expect(lb.every((h) => h.startsWith("b"))).toBe(true);
   });
 });
+
+describe("Scripts on the socket", () => {
+  it("sends the script calls of one turn of the event loop in one socket write", async () => {
+    const f = await Frontier.open(redis, { prefix: "sw:", bloom: { expectedUrls: 1000, falsePositiveRate: 0.01 }, delayMs: 0 });
+    await f.addLinks(Array.from({ length: 10 }, (_, i) => link(`https://h${i}.test/`)), { kind: "seeds", now: 1000 });
+    await f.lease(1, 2000); // scripts loaded, connection ready
+    const socket = redis.stream as unknown as { _write: (...a: unknown[]) => void; _writev: (...a: unknown[]) => void };
+    const writes: number[] = [];
+    const { _write, _writev } = socket;
+    socket._write = function (this: unknown, ...a: unknown[]) {
+      writes.push(1);
+      return _write.apply(this, a);
+    };
+    socket._writev = function (this: unknown, ...a: unknown[]) {
+      writes.push((a[0] as unknown[]).length);
+      return _writev.apply(this, a);
+    };
+    try {
+      const batches = await Promise.all(Array.from({ length: 9 }, () => f.lease(1, 2000)));
+      expect(batches.reduce((n, b) => n + b.leases.length, 0)).toBe(9);
+    } finally {
+      socket._write = _write;
+      socket._writev = _writev;
+    }
+    expect(writes).toEqual([9]);
+  });
+});
