@@ -76,33 +76,9 @@ export function resolvePlainRelative(href: string, base: BaseParts): string | nu
   const first = href.charCodeAt(0);
   // "//host" is protocol-relative; a leading '.' may start a dot segment: both to the parser.
   if (n === 0 || first === DOT || first === HASH || (first === SLASH && n > 1 && href.charCodeAt(1) === SLASH)) return null;
-  let inQuery = first === QUESTION;
-  let segmentStart = first === SLASH ? 1 : 0;
-  // Where the link ends: at a fragment, which the normalizer drops.
-  let end = n;
-  for (let i = 0; i < n; i++) {
-    const c = href.charCodeAt(i);
-    if (c === HASH) {
-      end = i;
-      break;
-    }
-    if (c === PERCENT) {
-      if (!keptEscape(href, i)) return null;
-      i += 2;
-      continue;
-    }
-    if (c >= 128 || PLAIN[c] === 0) return null;
-    if (inQuery) continue;
-    if (c === COLON && first !== SLASH) return null; // could be a scheme ("mailto:", "javascript:")
-    if (c === SLASH || c === QUESTION) {
-      if (isDotSegment(href, segmentStart, i)) return null;
-      segmentStart = i + 1;
-      if (c === QUESTION) inQuery = true;
-    }
-  }
-  // An empty query ("page?") is dropped by the normalizer: leave it to the parser.
-  if (href.charCodeAt(end - 1) === QUESTION) return null;
-  if (!inQuery && isDotSegment(href, segmentStart, end)) return null;
+  // (A ':' before the query could end a scheme: "mailto:", "javascript:".)
+  const end = plainEnd(href, 0, first === QUESTION, first !== SLASH);
+  if (end < 0) return null;
   const link = end === n ? href : href.slice(0, end);
   if (first === SLASH) return base.origin + link;
   if (first === QUESTION) return base.path + link;
@@ -139,33 +115,44 @@ export function plainAbsolute(href: string): string | null {
   if (i === n) return href + "/";
   if (href.charCodeAt(i) === HASH) return href.slice(0, i) + "/";
   if (href.charCodeAt(i) !== SLASH) return null; // a port, credentials, '?' ...
-  // One pass over path and query: plain characters only, no dot segment in the path.
-  let segmentStart = i + 1;
-  let inQuery = false;
-  // Where the link ends: at a fragment, which the normalizer drops.
+  const end = plainEnd(href, i + 1, false, false);
+  if (end < 0) return null;
+  return end === n ? href : href.slice(0, end);
+}
+
+/**
+ * One pass over href[from..], a path and query: where the normalized link ends (at a fragment,
+ * which the normalizer drops), or -1 when the parser must decide: a character that is neither
+ * plain nor a kept escape, a dot segment in the path, an empty query ("page?", which the
+ * normalizer drops), or with `noColon` a ':' before the query.
+ */
+function plainEnd(href: string, from: number, inQuery: boolean, noColon: boolean): number {
+  const n = href.length;
+  let segmentStart = from;
   let end = n;
-  for (let k = i + 1; k < n; k++) {
-    const c = href.charCodeAt(k);
+  for (let i = from; i < n; i++) {
+    const c = href.charCodeAt(i);
     if (c === HASH) {
-      end = k;
+      end = i;
       break;
     }
     if (c === PERCENT) {
-      if (!keptEscape(href, k)) return null;
-      k += 2;
+      if (!keptEscape(href, i)) return -1;
+      i += 2;
       continue;
     }
-    if (c >= 128 || PLAIN[c] === 0) return null;
+    if (c >= 128 || PLAIN[c] === 0) return -1;
     if (inQuery) continue;
+    if (c === COLON && noColon) return -1;
     if (c === SLASH || c === QUESTION) {
-      if (isDotSegment(href, segmentStart, k)) return null;
-      segmentStart = k + 1;
+      if (isDotSegment(href, segmentStart, i)) return -1;
+      segmentStart = i + 1;
       if (c === QUESTION) inQuery = true;
     }
   }
-  if (href.charCodeAt(end - 1) === QUESTION) return null; // an empty query: the normalizer drops it
-  if (!inQuery && isDotSegment(href, segmentStart, end)) return null;
-  return end === n ? href : href.slice(0, end);
+  if (href.charCodeAt(end - 1) === QUESTION) return -1;
+  if (!inQuery && isDotSegment(href, segmentStart, end)) return -1;
+  return end;
 }
 
 /** Is href[start, end) "." or ".."? */
