@@ -118,8 +118,6 @@ local function bf_stage_bits(P, i, pos, seg, set_bits)
   return fresh
 end
 
--- Bit masks by offset within a byte (Redis numbers a string's bits from the top bit of byte 0).
-local BF_MASK = { [0] = 128, 64, 32, 16, 8, 4, 2, 1 }
 -- A later stage's offsets (reused table).
 local BF_OFF = {}
 -- Segment key names by stage (1 = stage 0) and segment number.
@@ -129,55 +127,51 @@ local BF_KEYS = {}
 -- `at` of `key`: one GETRANGE, and for a new URL one SETRANGE of the whole block (its start's text is
 -- the GETRANGE's: a string.format less); a URL found seen writes nothing. True when a bit was clear.
 -- Bits are tested with arithmetic (v % 2m >= m), not bit.band: the VM's % costs no C call.
--- A 256-bit block (stage 0) is read as eight 32-bit words into a reused table and written back by
--- one struct call each way: a new table of 32 bytes per URL, its garbage and the unpack into
--- string.char cost ~3.5 k redis-server instructions a link more (callgrind). A bigger block (a later
--- stage) is read into a table of bytes.
+-- The block is read as big-endian 32-bit words by one struct call and written back by another; a
+-- 256-bit block (stage 0, every link) into a reused table: a new table of 32 bytes per URL, its
+-- garbage and the unpack into string.char cost ~3.5 k redis-server instructions a link more
+-- (callgrind). A bigger block (a later stage) gets a table of its own.
 local BF_W = {}
--- 2^(31 - b): the mask of bit b of a big-endian 32-bit word.
+-- 2^(31 - b): the mask of bit b of a big-endian 32-bit word (Redis numbers a string's bits from the
+-- top bit of byte 0).
 local BF_POW = {}
 for b = 0, 31 do BF_POW[b] = 2 ^ (31 - b) end
+-- The struct format of a block of nb bytes: stage 0's, and later stages' by nb.
+local BF_FMT32 = '>I4I4I4I4I4I4I4I4'
+local BF_FMT = {}
 local function bf_block(key, at, nb, offs, o0, k, set_bits)
   local from = sformat('%d', at)
   local blk = rcall('GETRANGE', key, from, sformat('%d', at + nb - 1))
-  local fresh = false
+  -- (A segment shorter than planned, never allocated, reads as zeros.)
+  if #blk < nb then blk = blk .. srep('\0', nb - #blk) end
+  local W, fmt
   if nb == 32 then
-    -- (A segment shorter than planned, never allocated, reads as zeros.)
-    if #blk < 32 then blk = blk .. srep('\0', 32 - #blk) end
-    local W = BF_W
-    W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8] = sunpack('>I4I4I4I4I4I4I4I4', blk)
-    for i = o0 + 1, o0 + k do
-      local o = offs[i]
-      local b = o % 32
-      local x = (o - b) / 32 + 1
-      local m = BF_POW[b]
-      local v = W[x]
-      if v % (m + m) < m then
-        if not set_bits then return true end
-        W[x] = v + m
-        fresh = true
-      end
-    end
-    if not fresh then return false end
-    rcall('SETRANGE', key, from, spack('>I4I4I4I4I4I4I4I4', W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8]))
-    return true
+    W, fmt = BF_W, BF_FMT32
+    W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8] = sunpack(fmt, blk)
+  else
+    fmt = BF_FMT[nb]
+    if not fmt then fmt = '>' .. srep('I4', nb / 4); BF_FMT[nb] = fmt end
+    W = { sunpack(fmt, blk) }
   end
-  local t = { sbyte(blk, 1, nb) }
+  local fresh = false
   for i = o0 + 1, o0 + k do
     local o = offs[i]
-    local r = o % 8
-    local x = (o - r) / 8 + 1
-    local m = BF_MASK[r]
-    local v = t[x] or 0
+    local b = o % 32
+    local x = (o - b) / 32 + 1
+    local m = BF_POW[b]
+    local v = W[x]
     if v % (m + m) < m then
       if not set_bits then return true end
-      t[x] = v + m
+      W[x] = v + m
       fresh = true
     end
   end
   if not fresh then return false end
-  for x = #blk + 1, nb do t[x] = t[x] or 0 end -- a segment shorter than planned (never allocated)
-  rcall('SETRANGE', key, from, schar(unpack(t, 1, nb)))
+  if nb == 32 then
+    rcall('SETRANGE', key, from, spack(fmt, W[1], W[2], W[3], W[4], W[5], W[6], W[7], W[8]))
+  else
+    rcall('SETRANGE', key, from, spack(fmt, unpack(W, 1, nb / 4)))
+  end
   return true
 end
 
