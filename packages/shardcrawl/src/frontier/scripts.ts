@@ -183,17 +183,13 @@ export class Scripts {
    * a tool of another build (inspect) may have loaded its own beside it. A process of another build
    * still running here finds its library gone at its next call and loads it again.
    */
-  async dropOtherBuilds(): Promise<string[]> {
+  async dropOtherBuilds(): Promise<void> {
     const ours = /^#!lua name=(\S+)/.exec(this.sources.library)![1]!;
     const listed = (await this.redis.call("FUNCTION", "LIST", "LIBRARYNAME", "shardcrawl_*")) as unknown[][];
-    const dropped: string[] = [];
     for (const fields of listed) {
       const name = String(fields[fields.indexOf("library_name") + 1]);
-      if (name === ours || !name.startsWith("shardcrawl_")) continue;
-      await this.redis.call("FUNCTION", "DELETE", name);
-      dropped.push(name);
+      if (name !== ours && name.startsWith("shardcrawl_")) await this.redis.call("FUNCTION", "DELETE", name);
     }
-    return dropped;
   }
 
   /** A script as a standalone EVAL script (helpers prepended): what runs as this script's function. */

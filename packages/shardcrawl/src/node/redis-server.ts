@@ -138,10 +138,6 @@ async function ping(url: string, timeoutMs: number): Promise<boolean> {
 /** How the node's processes connect: the socket when the server has one (ioredis takes the password as a query parameter there), else TCP. */
 function urlOf(c: ConnectionFile): string {
   if (c.socket && existsSync(c.socket)) return `unix://${c.socket}?password=${c.password}`;
-  return tcpUrlOf(c);
-}
-
-function tcpUrlOf(c: ConnectionFile): string {
   return `redis://:${c.password}@127.0.0.1:${c.port}`;
 }
 
@@ -189,9 +185,10 @@ export async function startNodeRedis(outDir: string, opts: { maxmemoryBytes?: nu
   if (!conn) await stopStrays(redisServersIn(dir));
   // Reuse port and password when we can, so anything still holding the old URL reconnects.
   const socket = socketPathFor(dir);
-  if (!conn && prev && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0, ...(socket ? { socket } : {}) };
+  const withSocket = socket ? { socket } : {};
+  if (!conn && prev && (await portFree(prev.port))) conn = { port: prev.port, password: prev.password, pid: 0, ...withSocket };
   if (!conn || conn.pid === 0) {
-    conn ??= { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0, ...(socket ? { socket } : {}) };
+    conn ??= { port: await freeLoopbackPort(), password: randomBytes(16).toString("hex"), pid: 0, ...withSocket };
     await spawnRedis(dir, conn, opts, connPath);
   }
   const c = conn;
