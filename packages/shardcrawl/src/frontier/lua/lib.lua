@@ -735,6 +735,8 @@ local function add_links(base)
   if STAT_BATCH and STAT_BATCH.queued then total = total + STAT_BATCH.queued end
   local added, seen, dropped_host, dropped_total, dropped_budget, shed, shed_remote = 0, 0, 0, 0, 0, 0, 0
   local hosts, order, byname = {}, {}, {}
+  -- The seen filter's common case (bloom_lib.lua seen0).
+  local fast0 = seen0_begin(P, k, seg)
   for n = 1, #blob / rec do
     local j = (n - 1) * rec + 1
     local h1, h2, o1, o2, tier, l1, l2 = sbyte(blob, j, j + 6)
@@ -767,7 +769,8 @@ local function add_links(base)
     local host_full = max_host > 0 and h.q >= max_host
     local total_full = max_total > 0 and total >= max_total
     local room = not (host_full or total_full or budget_out)
-    local fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check)
+    local fresh
+    if fast0 then fresh = seen0(blob, j + 7, room) else fresh = seen_check(P, blob, j + 7, k, seg, room, bloom_check) end
     if fresh and not room and not budget_out then
       -- Shed a worse URL (of this host, or of the biggest host when the whole frontier is full):
       -- the new one takes its place.
