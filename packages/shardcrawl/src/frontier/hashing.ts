@@ -2,5 +2,6 @@
 // for the seen filter. index.ts loads the Redis client (scripts, stores), which a piscina thread
 // must not pay for; everything else outside frontier/ goes through index.ts.
 export { BloomHasher } from "./bloom.js";
+export { md5Utf8 } from "./md5.js";
 export type { BloomParams } from "./bloom.js";
 export type { HashedLink } from "./links.js";

@@ -2,12 +2,12 @@
 // Each batch (one page's cross-shard links) is appended as one gzip member before the page is
 // acknowledged, so a crash repeats the page (duplicates, dropped by the owner's Bloom filter) and
 // never loses a link. Files rotate by size; close() finishes them (".open" -> ".urls.gz").
-import { appendFile, mkdir, rename } from "node:fs/promises";
+import { mkdir } from "node:fs/promises";
 import { existsSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
 import { gzipSync } from "node:zlib";
 import { GenerationalSeenSet, urlHash53 } from "./seen-set.js";
-import { StoreWriteError } from "../store/append-file.js";
+import { AppendFile, StoreWriteError } from "../store/append-file.js";
 import { OPEN_SUFFIX, OUTBOX_SUFFIX, formatLine, outboxDir, type OutboxLink } from "./outbox-format.js";
 
 export interface OutboxWriterOptions {
@@ -29,10 +29,17 @@ export interface OutboxStats {
 }
 
 interface OpenFile {
-  path: string;
+  /** Open until the file is finished: one write per batch (not open + write + close), a failed one rolled back. */
+  file: AppendFile;
   bytes: number;
   openedAt: number;
 }
+
+// A batch is a page's links for one node, a few KB: zlib's default state (~256 KB set up and cleared
+// for every member) cost more than compressing them. Level 1 with a 4 KB window: ~2x cheaper per
+// member (80 -> 35 us for 40 links), the same size. A page's links can go to every other node of the
+// fleet, so this is paid per page and destination.
+const BATCH_GZIP = { level: 1, memLevel: 4, windowBits: 12 } as const;
 
 export class OutboxWriter {
   readonly stats: OutboxStats = { written: 0, duplicates: 0, filesFinished: 0 };
@@ -66,7 +73,7 @@ export class OutboxWriter {
     }
     if (!text) return;
     // One writer per process, but pages finish concurrently: serialise file operations.
-    const op = this.chain.then(() => this.write(dest, gzipSync(text)));
+    const op = this.chain.then(() => this.write(dest, gzipSync(text, BATCH_GZIP)));
     this.chain = op.catch(() => undefined);
     try {
       await op;
@@ -83,10 +90,17 @@ export class OutboxWriter {
       const dir = outboxDir(this.opts.out, dest);
       await mkdir(dir, { recursive: true });
       const name = `${this.opts.writer}-${Date.now()}-${String(this.seq++).padStart(6, "0")}${OUTBOX_SUFFIX}${OPEN_SUFFIX}`;
-      f = { path: join(dir, name), bytes: 0, openedAt: Date.now() };
+      f = { file: await AppendFile.create(join(dir, name)), bytes: 0, openedAt: Date.now() };
       this.files.set(dest, f);
     }
-    await appendFile(f.path, data);
+    try {
+      await f.file.append(data);
+    } catch (err) {
+      // The batch was cut back out (or, if even that failed, stays the file's cut last member, which
+      // the reader skips): the file is finished and the retried page's batch starts a new one.
+      await this.finish(dest).catch(() => undefined);
+      throw err;
+    }
     f.bytes += data.byteLength;
     if (f.bytes >= this.opts.maxFileBytes) await this.finish(dest);
   }
@@ -95,7 +109,7 @@ export class OutboxWriter {
     const f = this.files.get(dest);
     if (!f) return;
     this.files.delete(dest);
-    await rename(f.path, f.path.slice(0, -OPEN_SUFFIX.length));
+    await f.file.finish(f.file.path.slice(0, -OPEN_SUFFIX.length));
     this.stats.filesFinished++;
   }
 

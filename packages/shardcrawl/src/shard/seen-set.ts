@@ -4,11 +4,16 @@
 // Forgetting only lets a duplicate through (the owner's Bloom filter drops it); unlike a Bloom
 // filter here, it can never drop a URL that was not written before (a 53-bit collision aside:
 // about 1 in 10^4 over a million URLs).
-import { createHash } from "node:crypto";
+import { md5Utf8 } from "../frontier/hashing.js";
 
+/** The digest's scratch (md5Utf8 writes into it: no OpenSSL context and Buffer per URL). */
+const DIGEST = new Uint8Array(16);
+const view = new DataView(DIGEST.buffer);
+
+/** The first 53 bits of the URL's MD5 (the same bits node:crypto's digest gives). */
 export function urlHash53(url: string): number {
-  const d = createHash("md5").update(url).digest();
-  return (d.readUInt32BE(0) >>> 11) * 2 ** 32 + d.readUInt32BE(4);
+  md5Utf8(url, DIGEST);
+  return (view.getUint32(0) >>> 11) * 2 ** 32 + view.getUint32(4);
 }
 
 export class GenerationalSeenSet {
