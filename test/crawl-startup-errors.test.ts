@@ -3,7 +3,7 @@
 // and one saying what to do -- never a stack trace. Real processes: the CLI, a real redis-server
 // (with a password) and a real listening socket for the port in use.
 import { spawnSync } from "node:child_process";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { createServer, type Server } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -59,6 +59,28 @@ describe("crawl start-up errors", () => {
     const r = crawl("--seeds", seeds, "--out", join(seeds, "under-a-file"));
     expect(r.code).toBe(73);
     expectTwoLines(r.stderr, /cannot write to the output folder .*: a part of the path is a file, not a folder/, /--out/);
+  });
+
+  it("nothing to crawl or resume: the error, and the Redis the node had started is stopped again", async () => {
+    const out = join(dir, "out-empty");
+    const r = crawl("--out", out);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/no --seeds given and .*out-empty holds no crawl to resume/);
+    // The node starts its Redis to look for a crawl to resume; a failed start must not leave it running.
+    const { pid } = JSON.parse(readFileSync(join(out, "redis", "connection.json"), "utf8")) as { pid: number };
+    const running = () => {
+      try {
+        const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+        return stat.slice(stat.lastIndexOf(")") + 2, stat.lastIndexOf(")") + 3) !== "Z"; // a zombie has exited
+      } catch {
+        return false;
+      }
+    };
+    const deadline = Date.now() + 5_000;
+    while (running() && Date.now() < deadline) await new Promise((res) => setTimeout(res, 50));
+    const leaked = running();
+    if (leaked) process.kill(pid, "SIGKILL"); // (the test fails; it leaves nothing behind either)
+    expect(leaked).toBe(false);
   });
 
   describe("a status port in use", () => {

@@ -99,48 +99,58 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     redisHandle.watch(say);
   }
   const redis = new Redis(redisUrl, { maxRetriesPerRequest: null, connectionName: "supervisor" });
-  const frontier: NodeFrontier = await openFrontier(redis, config);
-  // Every lease and in-flight page in Redis now belongs to a dead run: give it back.
-  const recovered = await frontier.recoverAll();
-  if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
-  // A new run is the operator saying the quota is back: lift the previous run's quota stop.
-  const previousStop = await frontier.clearQuotaStop();
-  if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
-  // Hosts the previous run left waiting out a robots.txt outage: a new run tries them now.
-  const woken = await frontier.outages.wakeAll(Date.now());
-  if (woken) say(`${woken} hosts were waiting for robots.txt (outage); trying them again now`);
+  // Until the crawl runs, a failed start (nothing to crawl or resume, a filter built by other code,
+  // a bad exclude or seed file) stops the Redis this node started: no process is left behind.
+  const prepare = async () => {
+    const frontier: NodeFrontier = await openFrontier(redis, config);
+    // Every lease and in-flight page in Redis now belongs to a dead run: give it back.
+    const recovered = await frontier.recoverAll();
+    if (recovered.leases || recovered.pages) say(`recovered ${recovered.leases} leased URLs and ${recovered.pages} unparsed pages from the previous run`);
+    // A new run is the operator saying the quota is back: lift the previous run's quota stop.
+    const previousStop = await frontier.clearQuotaStop();
+    if (previousStop) say(`the previous run stopped on "${previousStop}"; fetching again`);
+    // Hosts the previous run left waiting out a robots.txt outage: a new run tries them now.
+    const woken = await frontier.outages.wakeAll(Date.now());
+    if (woken) say(`${woken} hosts were waiting for robots.txt (outage); trying them again now`);
 
-  // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
-  const router = config.shard ? new ShardRouter(config.shard) : null;
-  if (router) {
-    const finished = finishAbandonedOutboxFiles(config.out);
-    if (finished) say(`finished ${finished} outbox files left open by the previous run`);
-  }
-  const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
-  const ingestCtx = { frontier, exclusions: frontier.exclusions, urlFilters: config.urlFilters, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
-  const ingestReport = emptyIngestReport();
+    // In a cluster: finish outbox files a crash left open, and get ready to ingest other nodes' links.
+    const router = config.shard ? new ShardRouter(config.shard) : null;
+    if (router) {
+      const finished = finishAbandonedOutboxFiles(config.out);
+      if (finished) say(`finished ${finished} outbox files left open by the previous run`);
+    }
+    const ingestOutbox = router ? new OutboxWriter({ out: config.out, writer: `${config.nodeName}-ingest`, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries }) : undefined;
+    const ingestCtx = { frontier, exclusions: frontier.exclusions, urlFilters: config.urlFilters, maxUrlLength: config.maxUrlLength, priority: new UrlPrioritizer(config.priorityRules), ...(router ? { router } : {}), ...(ingestOutbox ? { outbox: ingestOutbox } : {}) };
+    const ingestReport = emptyIngestReport();
 
-  // The site owners' opt-out list from --exclude-file, before any seed is admitted.
-  if (config.excludeFile) {
-    const ex = await loadExcludeFile(frontier, config.excludeFile);
-    say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
-  }
-  let seedReport: SeedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
-  if (config.seeds) {
-    // Streamed: a seed file of millions of lines is never held whole; the admission chain keeps
-    // our share (shard filter) and refuses excluded sites and traps.
-    const t = Date.now();
-    const loaded = await loadSeeds(frontier, {
-      file: config.seeds, scope: config.scope, maxUrlLength: config.maxUrlLength, stripParams: config.stripParams, router, urlFilters: config.urlFilters,
-      onProgress: (tally, added) => say(`loading seeds: ${tally.accepted} read, ${added} new so far (${formatDuration(Date.now() - t)})`),
-    });
-    seedReport = loaded.report;
-    for (const line of seedRejectionLines(config.seeds, loaded.tally)) say(line);
-    const read = loaded.tally.accepted;
-    if (router) say(`shard ${config.shard!.self}: ${read - seedReport.otherShards} of ${read} seeds are ours; the other nodes own the rest`);
-  } else if (!(await frontier.hasScope())) {
-    throw new Error(`no --seeds given and ${config.out} holds no crawl to resume`);
-  }
+    // The site owners' opt-out list from --exclude-file, before any seed is admitted.
+    if (config.excludeFile) {
+      const ex = await loadExcludeFile(frontier, config.excludeFile);
+      say(`exclude file ${config.excludeFile}: ${ex.entries} entries, ${ex.removed} queued URLs removed`);
+    }
+    let seedReport: SeedReport = { read: 0, accepted: 0, rejected: 0, otherShards: 0 };
+    if (config.seeds) {
+      // Streamed: a seed file of millions of lines is never held whole; the admission chain keeps
+      // our share (shard filter) and refuses excluded sites and traps.
+      const t = Date.now();
+      const loaded = await loadSeeds(frontier, {
+        file: config.seeds, scope: config.scope, maxUrlLength: config.maxUrlLength, stripParams: config.stripParams, router, urlFilters: config.urlFilters,
+        onProgress: (tally, added) => say(`loading seeds: ${tally.accepted} read, ${added} new so far (${formatDuration(Date.now() - t)})`),
+      });
+      seedReport = loaded.report;
+      for (const line of seedRejectionLines(config.seeds, loaded.tally)) say(line);
+      const read = loaded.tally.accepted;
+      if (router) say(`shard ${config.shard!.self}: ${read - seedReport.otherShards} of ${read} seeds are ours; the other nodes own the rest`);
+    } else if (!(await frontier.hasScope())) {
+      throw new Error(`no --seeds given and ${config.out} holds no crawl to resume`);
+    }
+    return { frontier, router, ingestOutbox, ingestCtx, ingestReport, seedReport };
+  };
+  const { frontier, router, ingestOutbox, ingestCtx, ingestReport, seedReport } = await prepare().catch(async (err: unknown) => {
+    redis.disconnect();
+    if (redisHandle) await redisHandle.stop().catch(() => undefined);
+    throw err;
+  });
 
   // Links from other nodes, exchanged into out/inbox/ between rounds (or while we run).
   if (await ingestInbox(ingestCtx, config.out, ingestReport)) say(`ingested ${ingestReport.files} inbox files: ${ingestReport.added} new URLs, ${ingestReport.seen} already seen, ${ingestReport.rerouted} re-routed to their owners`);
