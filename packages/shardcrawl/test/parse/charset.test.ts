@@ -1,7 +1,7 @@
 import fc from "fast-check";
 import { TextDecoder } from "node:util";
 import { describe, expect, it } from "vitest";
-import { Sniffer } from "encoding-sniffer/sniffer";
+import { ResultType, Sniffer } from "encoding-sniffer/sniffer";
 import { charsetName, charsetParam, decodeText, decodeTextChunks, detectCharset, looksLikeUtf8, sniffPrefix } from "../../src/parse/charset.js";
 
 // Known encodings of short words (checked by decoding them back in the tests below).
@@ -112,6 +112,11 @@ describe("sniffPrefix (the prescan stopped once decided)", () => {
           const options = label === undefined ? { maxBytes: prescan } : { maxBytes: prescan, transportLayerEncodingLabel: label };
           const whole = new Sniffer(options);
           whole.write(body.subarray(0, prescan));
+          // encoding-sniffer also takes a BOM met after a broken one at the start (EF 00 .. EF BB BF)
+          // for the document's BOM; a BOM counts only at the start (WHATWG), where sniffPrefix, which
+          // stops once decided, agrees. Such bodies are no oracle for the early stop: left out.
+          const bomAtStart = [[0xef, 0xbb, 0xbf], [0xff, 0xfe], [0xfe, 0xff]].some((b) => b.every((x, i) => body[i] === x));
+          fc.pre(whole.resultType !== ResultType.BOM || bomAtStart);
           const early = new Sniffer(options);
           sniffPrefix(early, body, prescan);
           expect([early.encoding, early.resultType]).toEqual([whole.encoding, whole.resultType]);
