@@ -255,12 +255,11 @@ end
 -- any growth (every link of a crawl within its planned size). seen_check reaches the same test
 -- through four more Lua calls (bf_state, bf_block0, bf_block_at, bf_block), ~6% of redis-server's
 -- instructions per new link (callgrind); add_links calls seen0 per link once seen0_begin said yes.
-local F0_P, F0_SEG, F0_CAP, F0_KEYS = nil, 0, 0, {}
+local F0_P, F0_SEG, F0_CAP = nil, 0, 0
 local function seen0_begin(P, k, seg)
   local bf = bf_state(P)
   if BF_BLOCK ~= 256 or k ~= 6 or bf.s ~= 1 then return false end
-  if F0_P ~= P then F0_P, F0_KEYS = P, {} end
-  F0_SEG = seg
+  F0_P, F0_SEG = P, seg
   F0_CAP = (bf.tracked and bf.cap > 0) and bf.cap or math.huge
   return true
 end
@@ -275,8 +274,11 @@ local function seen0(blob, j, set_bits)
   local first = (((((a * 256 + b) * 256 + c) * 256 + d) * 256 + e) * 256 + f) * 256
   local seg = F0_SEG
   local s = (first - first % seg) / seg
-  local key = F0_KEYS[s]
-  if not key then key = F0_P .. 'bf:' .. s; F0_KEYS[s] = key end
+  -- Stage 0's key names, the table bf_block_at fills (bloom_begin resets it when P changes).
+  local keys = BF_KEYS[1]
+  if not keys then keys = {}; BF_KEYS[1] = keys end
+  local key = keys[s]
+  if not key then key = F0_P .. 'bf:' .. s; keys[s] = key end
   local at = (first - s * seg) / 8
   local from = sformat('%d', at)
   local blk = rcall('GETRANGE', key, from, sformat('%d', at + 31))
