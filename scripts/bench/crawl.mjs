@@ -9,6 +9,8 @@
 // breakdown from V8 CPU profiles of every node process (NODE_OPTIONS=--cpu-prof).
 // --connections kept,new (real web only): the same crawl with kept-alive connections and with a new
 // connection per page (the web answers "Connection: close"), alternating, side by side.
+// --args="--shard 0/12" --real-hosts 792: one node of a 12-node fleet over a web 12 times as big (its
+// share as big as the usual web), other nodes' links written to its outbox, as on the fleet.
 // Usage: node scripts/bench/crawl.mjs [--mode quick|full] [--out FILE] [--profile] [--connections kept,new]
 import { spawn, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync, existsSync } from "node:fs";
@@ -20,10 +22,12 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, args: { type: "string", default: "" }, "real-hosts": { type: "string" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
+/** Extra crawl flags for every run of both builds, e.g. "--shard 0/12" (the fleet's link exchange: other nodes' links to the outbox). */
+const bothArgs = opts.args.split(" ").filter(Boolean);
 /** Node flags for this build's supervisor (forked children inherit them), e.g. V8 GC flags. */
 const aNodeArgs = opts["a-node-args"].split(" ").filter(Boolean);
 /** Environment variables (KEY=VALUE, space separated) for this build's runs, e.g. feature switches. */
@@ -35,7 +39,7 @@ const REPS = Number(opts.reps ?? 3);
 const CRAWLEE_REPS = Math.min(REPS, FULL ? 3 : 1);
 const DELAY_MS = 100;
 /** The real-page web (simweb realweb over htmlparser-benchmark's pages): its hosts and page budget. */
-const REAL_HOSTS = 66;
+const REAL_HOSTS = Number(opts["real-hosts"] ?? 66);
 const REAL_MAX_PAGES = Number(opts["real-max-pages"] ?? 3000);
 const REAL_CORPUS = join(benchRequire.resolve("htmlparser-benchmark/package.json"), "..", "files");
 const budgetOf = (web) => (web === "real" ? REAL_MAX_PAGES : MAX_PAGES);
@@ -105,7 +109,7 @@ async function crawlOnce(scheme, sim, redisDir, label, profileDir, cli = SHARDCR
     "--max-pages", String(maxPages), "--delay", String(DELAY_MS), "--max-page-bytes", String(CUT),
     "--allow-private", "--ca-file", sim.ca, "--user-agent", BENCH_UA,
     "--connect-to", `:80:${sim.ip}:${sim.http}`, "--connect-to", `:443:${sim.ip}:${sim.https}`,
-    "--expected-urls", "1000000", ...extraArgs,
+    "--expected-urls", "1000000", ...bothArgs, ...extraArgs,
   ];
   // Node 20 refuses --cpu-prof in NODE_OPTIONS; as execArgv it is inherited by fork() and by
   // worker threads, so every process and thread of the node writes its own profile.
@@ -482,7 +486,8 @@ if (opts.connections !== "kept") {
 
 if (opts.compare) {
   await compareBuilds(opts.compare);
-  rmSync(work, { recursive: true, force: true });
+  if (process.env.BENCH_KEEP === "1") process.stderr.write(`work kept under ${work}\n`);
+  else rmSync(work, { recursive: true, force: true });
   process.exit(0);
 }
 
@@ -547,4 +552,5 @@ for (const [web, scheme] of webSchemes()) {
   }
 }
 if (opts.profile) process.stderr.write(`profiles kept under ${work}\n`);
+else if (process.env.BENCH_KEEP === "1") process.stderr.write(`work kept under ${work}\n`);
 else rmSync(work, { recursive: true, force: true });

@@ -183,6 +183,7 @@ export const NODE_CONFIG_SHAPE = {
   outboxMaxFileBytes: setting(int(1).default(64 * 1024 * 1024), "outbox files rotate beyond this many compressed bytes"),
   outboxMaxFileAgeMs: setting(ms(1).default(300_000), "outbox files are finished (made exchangeable) at the latest this long after they were opened (ms)"),
   outboxDedupEntries: setting(int(1).default(500_000), "entries per generation of each parser's outbox duplicate filter"),
+  outboxGroupCommitMs: setting(ms().default(50), "a parser gathers each other node's links this long and writes them as one outbox member; its pages are acknowledged when that is written (ms; 0 = a write per page and node)"),
   inboxPollMs: setting(ms(1).default(2000), "how often a running node looks for files in out/inbox/ to ingest (ms)"),
   redisMaxMemoryBytes: setting(int().default(0), "maxmemory of the Redis the node starts itself (0 = no limit); keep it well under RAM"),
   retryCapMs: setting(ms().default(60_000), "retry back-off cap (ms)"),

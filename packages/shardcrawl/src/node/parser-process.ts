@@ -77,7 +77,7 @@ async function main(): Promise<void> {
   const runner = await parseRunner(setup, config.parserThreads);
   // In a cluster, links owned by other nodes go to the outbox instead of our frontier (the shard
   // modules are loaded only then).
-  const outbox = config.shard ? new (await import("../shard/outbox-writer.js")).OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs }) : null;
+  const outbox = config.shard ? new (await import("../shard/outbox-writer.js")).OutboxWriter({ out: config.out, writer: consumer, maxFileBytes: config.outboxMaxFileBytes, dedupEntries: config.outboxDedupEntries, maxFileAgeMs: config.outboxMaxFileAgeMs, groupCommitMs: config.outboxGroupCommitMs }) : null;
   // A long-running node hands its links over within outboxMaxFileAgeMs, not only at 64 MB.
   const outboxTimer = outbox ? setInterval(() => void outbox.finishOld().catch((err: unknown) => ctx.log(`outbox rotation failed: ${(err as Error).message}`)), Math.max(1000, Math.min(60_000, config.outboxMaxFileAgeMs / 4))) : null;
   // The admission chain after scope: shard routing, the opt-out list, trap filters.

@@ -19,11 +19,14 @@ export class LinkRouter {
   async route(links: HashedLink[]): Promise<{ own: HashedLink[]; routed: number; refused: number }> {
     const { own, elsewhere, refused } = await this.admission.admit(links);
     let routed = 0;
+    // Every destination at once: with group commit each append waits for its group's write.
+    const appends: Array<Promise<unknown>> = [];
     for (const [owner, list] of elsewhere) {
       if (!this.outbox) throw new Error(`link router: links owned by ${owner} and no outbox (a sharded node needs one)`);
-      await this.outbox.append(owner, list.map((l) => ({ url: l.url, depth: l.depth })));
+      appends.push(this.outbox.append(owner, list.map((l) => ({ url: l.url, depth: l.depth }))));
       routed += list.length;
     }
+    await Promise.all(appends);
     return { own, routed, refused };
   }
 }

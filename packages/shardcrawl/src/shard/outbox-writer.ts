@@ -1,7 +1,9 @@
 // Writes links owned by other nodes to local outbox files, one series per destination node.
-// Each batch (one page's cross-shard links) is appended as one gzip member before the page is
+// Each batch (one page's cross-shard links) is on disk as part of a gzip member before the page is
 // acknowledged, so a crash repeats the page (duplicates, dropped by the owner's Bloom filter) and
-// never loses a link. Files rotate by size; close() finishes them (".open" -> ".urls.gz").
+// never loses a link. With groupCommitMs, the batches of one destination gathered over that long
+// (from many pages) go out as one member and one write, and their pages are acknowledged together.
+// Files rotate by size; close() finishes them (".open" -> ".urls.gz").
 import { mkdir } from "node:fs/promises";
 import { existsSync, readdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
@@ -20,7 +22,40 @@ export interface OutboxWriterOptions {
   dedupEntries: number;
   /** Finish a file this old (ms) at finishOld(), so long-running nodes hand links over in time. */
   maxFileAgeMs?: number;
+  /**
+   * Gather each destination's batches for up to this long (ms) and write them as one member: a
+   * batch is a few links, and a member and a write per page and destination cost a parser more
+   * than the links themselves. append() resolves when its group is written. 0 (default): each
+   * batch is written at once (callers that append one batch at a time and wait: ingest, rehome).
+   */
+  groupCommitMs?: number;
+  /** A destination's gathered text is written at once beyond this many characters. */
+  groupCommitChars?: number;
 }
+
+/** Batches of one destination waiting for the next group write. */
+interface Group {
+  text: string;
+  /** Hashes of the group's URLs: they enter the duplicate filter once the group is written. */
+  hashes: Set<number>;
+  done: Promise<void>;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+function newGroup(): Group {
+  let resolve!: () => void;
+  let reject!: (err: unknown) => void;
+  const done = new Promise<void>((res, rej) => {
+    resolve = res;
+    reject = rej;
+  });
+  // Rejections reach every waiting append; one nobody awaited must not be an unhandled rejection.
+  done.catch(() => undefined);
+  return { text: "", hashes: new Set(), done, resolve, reject };
+}
+
+const DEFAULT_GROUP_COMMIT_CHARS = 256 * 1024;
 
 export interface OutboxStats {
   written: number;
@@ -40,6 +75,9 @@ interface OpenFile {
 // member (80 -> 35 us for 40 links), the same size. A page's links can go to every other node of the
 // fleet, so this is paid per page and destination.
 const BATCH_GZIP = { level: 1, memLevel: 4, windowBits: 12 } as const;
+/** A group of many pages' links is bigger: past this many characters zlib's full window pays for its set-up. */
+const GROUP_WINDOW_FROM = 16 * 1024;
+const GROUP_GZIP = { level: 1 } as const;
 
 export class OutboxWriter {
   readonly stats: OutboxStats = { written: 0, duplicates: 0, filesFinished: 0 };
@@ -47,6 +85,8 @@ export class OutboxWriter {
   private readonly files = new Map<string, OpenFile>();
   private seq = 0;
   private chain: Promise<void> = Promise.resolve();
+  private readonly groups = new Map<string, Group>();
+  private groupTimer: NodeJS.Timeout | undefined;
 
   constructor(private readonly opts: OutboxWriterOptions) {
     this.seen = new GenerationalSeenSet(opts.dedupEntries);
@@ -58,6 +98,7 @@ export class OutboxWriter {
    * StoreWriteError; the caller retries the page) never makes its URLs look already written.
    */
   async append(dest: string, links: readonly OutboxLink[]): Promise<void> {
+    if ((this.opts.groupCommitMs ?? 0) > 0) return this.appendToGroup(dest, links);
     let text = "";
     const hashes: number[] = [];
     const inBatch = new Set<number>();
@@ -82,6 +123,71 @@ export class OutboxWriter {
     }
     for (const h of hashes) this.seen.add(h);
     this.stats.written += hashes.length;
+  }
+
+  /** append() with group commit: the links join the destination's group; resolves when it is written. */
+  private async appendToGroup(dest: string, links: readonly OutboxLink[]): Promise<void> {
+    let g = this.groups.get(dest);
+    let waits = false;
+    for (const l of links) {
+      const h = urlHash53(l.url);
+      if (this.seen.has(h)) {
+        this.stats.duplicates++;
+        continue;
+      }
+      g ??= this.openGroup(dest);
+      // Already in the group (this page or another): this page is safe when the group is written.
+      if (!g.hashes.has(h)) {
+        g.hashes.add(h);
+        g.text += formatLine(l);
+      } else this.stats.duplicates++;
+      waits = true;
+    }
+    if (!waits || !g) return;
+    // (flushGroup settles the group's waiters itself and never rejects.)
+    if (g.text.length >= (this.opts.groupCommitChars ?? DEFAULT_GROUP_COMMIT_CHARS)) void this.flushGroup(dest);
+    try {
+      await g.done;
+    } catch (err) {
+      throw new StoreWriteError("outbox append", outboxDir(this.opts.out, dest), err, false, "the page is retried");
+    }
+  }
+
+  private openGroup(dest: string): Group {
+    const g = newGroup();
+    this.groups.set(dest, g);
+    // One timer for every destination: a page's batches for several nodes are written together.
+    this.groupTimer ??= setTimeout(() => {
+      this.groupTimer = undefined;
+      for (const d of [...this.groups.keys()]) void this.flushGroup(d);
+    }, this.opts.groupCommitMs);
+    return g;
+  }
+
+  /** Writes a destination's group now (new appends start the next group); settles its waiters (never rejects). */
+  private flushGroup(dest: string): Promise<void> {
+    const g = this.groups.get(dest);
+    if (!g) return Promise.resolve();
+    this.groups.delete(dest);
+    if (this.groups.size === 0 && this.groupTimer) {
+      clearTimeout(this.groupTimer);
+      this.groupTimer = undefined;
+    }
+    const op = this.chain.then(() => this.write(dest, gzipSync(g.text, g.text.length > GROUP_WINDOW_FROM ? GROUP_GZIP : BATCH_GZIP)));
+    this.chain = op.catch(() => undefined);
+    return op.then(
+      () => {
+        for (const h of g.hashes) this.seen.add(h);
+        this.stats.written += g.hashes.size;
+        g.resolve();
+      },
+      (err: unknown) => g.reject(err),
+    );
+  }
+
+  /** Writes every gathered group now (finishOld and close do; a caller may before a pause). */
+  async flush(): Promise<void> {
+    await Promise.all([...this.groups.keys()].map((d) => this.flushGroup(d)));
   }
 
   private async write(dest: string, data: Buffer): Promise<void> {
@@ -117,6 +223,7 @@ export class OutboxWriter {
   async finishOld(now = Date.now()): Promise<void> {
     const maxAge = this.opts.maxFileAgeMs;
     if (maxAge === undefined) return;
+    await this.flush();
     const op = this.chain.then(async () => {
       for (const [dest, f] of [...this.files]) if (now - f.openedAt >= maxAge) await this.finish(dest);
     });
@@ -126,6 +233,7 @@ export class OutboxWriter {
 
   /** Finishes every open file (call at shutdown). */
   async close(): Promise<void> {
+    await this.flush();
     await this.chain;
     for (const dest of [...this.files.keys()]) await this.finish(dest);
   }

@@ -1,7 +1,7 @@
 // Outbox files and ingest, with a real redis-server: links owned by other nodes are written,
 // deduplicated, rotated and finished; a file cut by a crash still yields its complete lines; ingest
 // adds new URLs, lets the Bloom filter drop seen ones, and re-routes URLs this node does not own.
-import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, truncateSync, statSync, writeFileSync } from "node:fs";
+import { appendFileSync, existsSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, truncateSync, statSync, writeFileSync } from "node:fs";
 import { gunzipSync, gzipSync } from "node:zlib";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -13,6 +13,8 @@ import { emptyIngestReport, ingestFile, ingestInbox } from "../../src/shard/inge
 import { ShardRouter, equalNodes } from "../../src/shard/shard-spec.js";
 import { outboxDir, inboxDir, OUTBOX_SUFFIX, type OutboxLink } from "../../src/shard/outbox-format.js";
 import { openFrontier } from "../../src/node/open-frontier.js";
+import { inflateMember } from "../../src/store/warc-reader.js";
+import { StoreWriteError } from "../../src/store/append-file.js";
 import { defaultConfig } from "../../src/node/config.js";
 
 async function readAll(path: string): Promise<{ links: OutboxLink[]; report: ReadReport }> {
@@ -71,6 +73,66 @@ describe("outbox writer and reader", () => {
     await w.finishOld(Date.now() + 61_000);
     expect(filesIn(outboxDir(out, "node1")).length).toBe(1);
     expect(filesIn(outboxDir(out, "node1"), ".open")).toEqual([]);
+  });
+
+  it("with group commit, writes many pages' batches for a node as one member and settles each page when it is written", async () => {
+    const out = mkdtempSync(join(tmpdir(), "sc-outbox-group-"));
+    const w = new OutboxWriter({ out, writer: "node0-p0", maxFileBytes: 1 << 20, dedupEntries: 1000, groupCommitMs: 100 });
+    // 40 pages at once, each with links for two nodes; some URLs repeat across pages.
+    const pages = Array.from({ length: 40 }, (_, p) => ({
+      node1: [{ url: `https://a.test/p/${p}`, depth: 1 }, { url: `https://a.test/shared/${p % 5}`, depth: 2 }],
+      node2: [{ url: `https://b.test/p/${p}`, depth: 1 }],
+    }));
+    let settled = 0;
+    const done = pages.map((pg) => Promise.all([w.append("node1", pg.node1), w.append("node2", pg.node2)]).then(() => settled++));
+    // Nothing is written before the group's time: no page may be acknowledged yet.
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(0);
+    expect(filesIn(outboxDir(out, "node1"), ".open")).toEqual([]);
+    await Promise.all(done);
+    expect(settled).toBe(40);
+    // Written before close(): the open file already holds one member with every link of the group.
+    const open1 = filesIn(outboxDir(out, "node1"), ".open");
+    expect(open1.length).toBe(1);
+    const buf = readFileSync(open1[0]!);
+    const member = inflateMember(buf, 0, 1 << 20);
+    expect(member.kind).toBe("ok");
+    if (member.kind !== "ok") return;
+    expect(member.end).toBe(buf.length);
+    expect(member.data.toString().trim().split("\n").length).toBe(45); // 40 pages + 5 shared URLs
+    expect(w.stats).toMatchObject({ written: 85, duplicates: 35 });
+    // A later page's URL already written is a duplicate and waits for nothing.
+    await w.append("node1", [{ url: "https://a.test/p/0", depth: 1 }]);
+    expect(w.stats.duplicates).toBe(36);
+    await w.close();
+    const got = (await readAll(filesIn(outboxDir(out, "node2"))[0]!)).links;
+    expect(got.map((l) => l.url).sort()).toEqual(pages.map((pg) => pg.node2[0]!.url).sort());
+  });
+
+  it("with group commit, a failed write fails every page of the group, and their URLs are written again when retried", async () => {
+    const out = mkdtempSync(join(tmpdir(), "sc-outbox-group-fail-"));
+    const w = new OutboxWriter({ out, writer: "node0-p0", maxFileBytes: 1 << 20, dedupEntries: 1000, groupCommitMs: 20 });
+    await w.append("node1", [{ url: "https://a.test/first", depth: 1 }]);
+    await w.close();
+    // The destination's folder is replaced by a file: the next group cannot open its file there.
+    const dir = outboxDir(out, "node1");
+    renameSync(dir, `${dir}.aside`);
+    writeFileSync(dir, "not a folder");
+    const results = await Promise.allSettled([0, 1, 2].map((i) => w.append("node1", [{ url: `https://a.test/${i}`, depth: 1 }])));
+    for (const r of results) {
+      expect(r.status).toBe("rejected");
+      if (r.status === "rejected") expect(r.reason).toBeInstanceOf(StoreWriteError);
+    }
+    expect(w.stats.written).toBe(1);
+    rmSync(dir);
+    renameSync(`${dir}.aside`, dir);
+    // Retried pages: their URLs were never taken for written, so they are written now.
+    await Promise.all([0, 1, 2].map((i) => w.append("node1", [{ url: `https://a.test/${i}`, depth: 1 }])));
+    await w.close();
+    expect(w.stats.written).toBe(4);
+    const urls: string[] = [];
+    for (const f of filesIn(dir).sort()) urls.push(...(await readAll(f)).links.map((l) => l.url));
+    expect(urls.sort()).toEqual(["https://a.test/0", "https://a.test/1", "https://a.test/2", "https://a.test/first"]);
   });
 
   it("finishes .open files a crash left behind", async () => {
