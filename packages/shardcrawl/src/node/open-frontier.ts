@@ -240,10 +240,11 @@ export class NodeFrontier {
   }
 
   /** False when the page was no longer ours (recovered and handed to another consumer). */
-  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { error: string | null }): Promise<boolean> {
+  async ackPage(consumer: string, id: string, links: HashedLink[], opts: { error: string | null; unknownOnly?: boolean }): Promise<boolean> {
     const cache = this.seenCache();
-    // `links` passed the admission chain (parse/route-links.ts); the seen cache answers the known.
-    const send = cache.unknown(links);
+    // `links` passed the admission chain (parse/route-links.ts); the seen cache answers the known
+    // (unknownOnly: the caller already asked it, unknownLinks).
+    const send = opts.unknownOnly ? links : cache.unknown(links);
     const r = await this.frontier.parse.ack(consumer, id, send, opts.error ? { parseError: opts.error } : {});
     if (!r.acked) return false;
     this.seenCachedUncounted += links.length - send.length;
@@ -251,6 +252,19 @@ export class NodeFrontier {
     // clear, and the script does not say which): a batch with refusals is not remembered.
     if (r.dropped === 0) for (const url of r.sentUrls) cache.remember(url);
     return true;
+  }
+
+  /**
+   * A page's links without those the seen cache knows (counted as its hits). A parser asks before
+   * the admission chain: a known link was admitted when it was first sent (refused links never reach
+   * Redis, so never the cache) and is a duplicate whatever the chain says now, so most of a page's
+   * links skip the chain's filters.
+   */
+  unknownLinks<L extends { url: string }>(links: readonly L[]): L[] {
+    const cache = this.seenCache();
+    const send = cache.unknown(links);
+    this.seenCachedUncounted += links.length - send.length;
+    return send;
   }
 
   /** Links the seen cache answered since the last call (the caller adds them to the "duplicates" stat). */

@@ -97,9 +97,10 @@ async function main(): Promise<void> {
   const pipeline = new ParsePipeline({
     queue: {
       take: (max, blockMs) => frontier.takePages(consumer, max, blockMs),
-      ack: (id, links, error) => frontier.ackPage(consumer, id, links, { error }),
+      ack: (id, links, error) => frontier.ackPage(consumer, id, links, { error, unknownOnly: true }),
       refetch: (id) => frontier.refetchPage(consumer, id),
       takeSeenCacheHits: () => frontier.takeSeenCacheHits(),
+      unknownLinks: (links) => frontier.unknownLinks(links),
     },
     runner, output, router, budget, pageLog, stats,
     maxInFlight: config.parserThreads > 0 ? config.parserThreads * 2 : INLINE_BATCH,

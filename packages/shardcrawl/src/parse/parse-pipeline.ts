@@ -23,12 +23,14 @@ const WRITE_RETRY_MS = 5000;
 /** The parse queue as one consumer sees it (node/open-frontier.ts NodeFrontier with the consumer bound). */
 export interface ParseQueueSide {
   take(max: number, blockMs: number): Promise<TakenPage[]>;
-  /** False when the page was no longer ours. */
+  /** False when the page was no longer ours. `links` are those unknownLinks returned (and the chain admitted). */
   ack(id: string, links: HashedLink[], error: string | null): Promise<boolean>;
   /** A page whose spooled body is lost goes back to be fetched again. */
   refetch(id: string): Promise<boolean>;
   /** Links the seen cache answered since the last call. */
   takeSeenCacheHits(): number;
+  /** The links the seen cache does not know (the others are duplicates: counted, not routed). */
+  unknownLinks<L extends { url: string }>(links: readonly L[]): L[];
 }
 
 export interface ParsePipelineDeps {
@@ -134,7 +136,8 @@ export class ParsePipeline {
   async finish(p: ParsedPage): Promise<void> {
     const { d } = this;
     await d.output.write(p);
-    const { own, routed } = await d.router.route(p.res.links);
+    // Known-seen links first: most of a page's links repeat earlier pages' and need no routing.
+    const { own, routed } = await d.router.route(d.queue.unknownLinks(p.res.links));
     await d.queue.ack(p.id, own, p.res.error ?? null);
     // Metrics: batched with the other counters (one MULTI a second), not a round trip per page.
     if (routed) d.stats.add("outboxLinks", routed);

@@ -68,6 +68,26 @@ describe("NodeFrontier.ackPage with the seen cache", () => {
     await checkInvariants(redis, f);
   });
 
+  it("answers a parser's unknownLinks before the admission chain, and an ack of those sends them as they are", async () => {
+    const f = await Frontier.open(redis, { prefix: "sc3:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0 });
+    const node = new NodeFrontier(f);
+    await f.addLinks([link("https://a.test/")], { now: Date.now() });
+    const nav = ["https://a.test/x", "https://a.test/y"].map((u) => link(u));
+    expect(node.unknownLinks(nav)).toEqual(nav);
+    expect(await node.ackPage("c1", await takeOne(f), nav, { error: null, unknownOnly: true })).toBe(true);
+    const next = [...nav, link("https://a.test/z")];
+    const unknown = node.unknownLinks(next);
+    expect(unknown.map((l) => l.url)).toEqual(["https://a.test/z"]);
+    expect(node.takeSeenCacheHits()).toBe(2);
+    expect(await node.ackPage("c1", await takeOne(f), unknown, { error: null, unknownOnly: true })).toBe(true);
+    expect(node.unknownLinks(next)).toEqual([]);
+    expect(node.takeSeenCacheHits()).toBe(3);
+    const s = await f.stats(Date.now());
+    expect(s.counters.discovered).toBe(4);
+    expect(s.counters.duplicates ?? 0).toBe(0);
+    await checkInvariants(redis, f);
+  });
+
   it("does not remember a batch with a refused link: it is sent again and admitted once there is room", async () => {
     const f = await Frontier.open(redis, { prefix: "sc2:", bloom: { expectedUrls: 10_000, falsePositiveRate: 0.001 }, delayMs: 0, maxQueuedPerHost: 1 });
     const node = new NodeFrontier(f);

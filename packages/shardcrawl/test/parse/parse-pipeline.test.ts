@@ -70,6 +70,7 @@ describe("parse pipeline stages", () => {
         ack: (id, links, error) => nf.ackPage("t-p0", id, links, { error }),
         refetch: (id) => nf.refetchPage("t-p0", id),
         takeSeenCacheHits: () => nf.takeSeenCacheHits(),
+        unknownLinks: (links) => nf.unknownLinks(links),
       },
       runner,
       output: new PageOutput({ warc, warcinfoId: warc.warcinfoId, pageLog, derivatives: false, nodeName: "node0", recrawl: null, spoolDir: setup.spoolDir, log: () => undefined }),
