@@ -2,8 +2,8 @@
 # The fleet's long end-to-end phases on real sshd + systemd machines (network namespaces, built by
 # scripts/cluster/machines.sh): the provisioning and systemd checks and the 3-node ssh crawl (also in
 # CI), plus a rolling upgrade of a crawling cluster, losing an instance for good and replacing it
-# from its last snapshot, and rebalancing onto an added machine (about 14 more minutes on 2 quiet
-# cores, so not in CI). Needs root; installs what it needs like the tests do.
+# from its last snapshot, rebalancing onto an added machine, and two nodes sharing one machine
+# (about 16 more minutes on 2 quiet cores, so not in CI). Needs root; installs what it needs like the tests do.
 #   bash scripts/fleet-e2e.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -13,7 +13,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 
-// The rolling upgrade, replace and rebalance phases take ~14 minutes together on 2 quiet cores:
+// The rolling upgrade, replace, rebalance and two-per-machine phases take ~16 minutes together on 2 quiet cores:
 // they run from scripts/fleet-e2e.sh (SHARDCRAWL_FLEET_LONG=1), not in CI's test command.
 const FLEET_LONG = process.env.SHARDCRAWL_FLEET_LONG === "1";
 import { ROOT, readRequestLog, verifyLog, type VerifyReport } from "./harness/crawl.js";
@@ -358,6 +358,41 @@ export function sshClusterSuite(netnsSkip: string | null, prefix: string, net: s
       // The loss window is the snapshot interval: far less than what the node had crawled.
       expect(c.missing.count + c.duplicates.extraFetches).toBeLessThan(fetchedAtLoss);
       expect(c.fetchedExpected + c.missing.count).toBe(c.expected);
+    }, 900_000);
+
+    test.runIf(FLEET_LONG)("two nodes on one machine over ssh: their own units, status ports and Redis; the world crawled once, each host by its owner, politely", async () => {
+      // The layout docs/operations.md gives for a machine whose one Redis would cap its node: the
+      // first two nodes share the first machine, each with its own status port, Redis folder and half
+      // of the processes; the third keeps a machine of its own.
+      const p = phase("two-per-machine", (spec) => {
+        const [a, b] = spec.nodes;
+        b!.host = a!.host;
+        b!.statusPort = 9101;
+        for (const n of [a!, b!]) n.config = { ...(n.config as Record<string, unknown>), redisDir: `${spec.outRoot}/redis-${String(n.name)}`, fetchers: 1, parsers: 1 };
+      });
+      must(op(["up", "--cluster", p.file]), "up");
+      const exchange = every(2, ["exchange", "--cluster", p.file]);
+      await until("all three nodes answer /status and crawl", () => { const r = statusRows(p.file); return r.length === NODES && r.every((x) => x.up && x.fetched > 0); });
+      const units = onMachine(0, `systemctl is-active shardcrawl-node@${names[0]} shardcrawl-node@${names[1]}`).stdout.trim().split("\n");
+      const redisServers = Number(onMachine(0, "pgrep -c -x redis-server").stdout.trim());
+      const redisDirs = onMachine(0, `readlink -f /data/crawl/two-per-machine/${names[0]}/redis /data/crawl/two-per-machine/${names[1]}/redis`).stdout.trim().split("\n");
+      await settle(p.file);
+      stop(exchange);
+      const report = finish(p, p.file);
+      const log = readRequestLog(p.log) as Array<{ host: string; path: string; ua?: string }>;
+      const byUa = new Map(names.map((n) => [nodeUa(n), n]));
+      const fetchedBy = new Map(names.map((n) => [n, log.filter((e) => e.ua === nodeUa(n)).length]));
+      console.log(`two per machine: ${[...fetchedBy].map(([n, c]) => `${n} ${c} requests`).join(", ")}; ${redisServers} redis-servers on the shared machine; violations ${JSON.stringify(report.violations)}`);
+      expect(units).toEqual(["active", "active"]);
+      expect(redisServers).toBe(2);
+      expect(redisDirs).toEqual([`/data/crawl/two-per-machine/redis-${names[0]}`, `/data/crawl/two-per-machine/redis-${names[1]}`]);
+      for (const n of names) expect(fetchedBy.get(n), n).toBeGreaterThan(0);
+      for (const e of log) expect(byUa.get(e.ua ?? ""), e.host).toBe(run.router.ownerOfHost(e.host));
+      expect(report.violations).toMatchObject({ gap: { count: 0 }, concurrency: { count: 0 }, disallowed: { count: 0 } });
+      const c = report.coverage!;
+      expect(c.expected).toBeGreaterThan(300);
+      expect(c.missing.count).toBe(0);
+      expect(c.duplicates.extraFetches).toBe(0);
     }, 900_000);
 
     test.runIf(FLEET_LONG)("rebalance over ssh: a machine added to a crawling cluster takes over its share; nothing lost, politely", async () => {
