@@ -29,7 +29,7 @@ export { handOverQueues, elementUrl } from "./queue-handover.js";
 export type { HandoverCounts, QueuedUrl } from "./queue-handover.js";
 export { CrawlScopeStore } from "./crawl-scope.js";
 export { shareFetchTimes } from "./fetch-times.js";
-export { SeenCache } from "./seen-cache.js";
+export { DEFAULT_SEEN_CACHE_ENTRIES, SeenCache } from "./seen-cache.js";
 export { ExclusionList, ExclusionSet, parseExclusionPattern, EXCLUSIONS_REFRESH_MS } from "./exclusions.js";
 export type { Exclusion } from "./exclusions.js";
 export { purgeExcluded } from "./exclusion-purge.js";

@@ -18,8 +18,12 @@
 // lookup, far below the seen filter's own false-positive rate); the seeds are random so a site
 // cannot aim for a collision.
 
-/** Default bound: 131,072 URLs, 2 MB of tables. */
-export const DEFAULT_SEEN_CACHE_ENTRIES = 131_072;
+/**
+ * Default bound: 1,048,576 URLs, 16 MB of tables per parser. A crawl's repeated links are every
+ * host's navigation, so the working set grows with the hosts crawled at once: at 131,072 a node
+ * crawling ~800 hosts sent 89 links per page to Redis instead of ~30 (real-page web, 40,000 pages).
+ */
+export const DEFAULT_SEEN_CACHE_ENTRIES = 1_048_576;
 
 function randomSeed(): number {
   return (Math.random() * 0x1_0000_0000) >>> 0;

@@ -125,6 +125,7 @@ export const NODE_CONFIG_SHAPE = {
   progress: setting(z.enum(["auto", "on", "off"]).default("auto"), "live progress (auto: only on a terminal)", flag("progress", "crawl", "auto|on|off")),
   nodeName: setting(z.string().min(1).default("node0"), "node name in output file names and the shard hash", flag("name", "crawl", "node")),
 
+  seenCacheEntries: setting(int(2).default(1_048_576 /* frontier/seen-cache.ts DEFAULT_SEEN_CACHE_ENTRIES */), "per parser process: URLs remembered as already in the seen filter, so their repeats on later pages never reach Redis (16 bytes each); a crawl's repeated links (every host's navigation) should fit", flag("seen-cache-entries", "flow control", "n")),
   parseQueueMax: setting(int(1).default(256), "parse queue bound in pages; fetchers stop leasing when it is full", flag("parse-queue-max", "flow control", "n")),
   parseQueueMaxBytes: setting(int().default(256 * 1024 * 1024), "parse stage bound in body bytes (queued or being parsed; 0 = none)", flag("parse-queue-max-bytes", "flow control", "b")),
   retryMaxAttempts: setting(int(1).default(3), "attempts per URL, first included (1 = no retries)", flag("retry-max-attempts", "flow control", "n")),

@@ -4,7 +4,7 @@
 // cache. Processes call NodeFrontier only; helpers name the few methods they need (Pick<...>).
 import type { Redis } from "ioredis";
 import {
-  Frontier, MemoryGovernor, SeenCache, SpillStore, redisUsedMemory, robotsCacheMaxBytes,
+  DEFAULT_SEEN_CACHE_ENTRIES, Frontier, MemoryGovernor, SeenCache, SpillStore, redisUsedMemory, robotsCacheMaxBytes,
   type AddLinksResult, type BloomParams, type BloomStatus, type ExclusionList, type FrontierStats, type HashedLink, type HostFeedback, type HostLimits, type HostPressure,
   type LeaseBatch, type MemoryBudget, type ParseQueue, type RobotsCache, type RobotsOutages, type SpooledPage, type TakenPage, type Exclusion,
 } from "../frontier/index.js";
@@ -67,6 +67,8 @@ export class NodeFrontier {
   constructor(
     private readonly frontier: Frontier,
     private readonly memoryBudgetBytes = 0,
+    /** URLs the parser's seen cache holds (frontier/seen-cache.ts). */
+    private readonly seenCacheEntries = DEFAULT_SEEN_CACHE_ENTRIES,
   ) {}
 
   // --- parts with their own small APIs ---------------------------------------------------
@@ -276,7 +278,7 @@ export class NodeFrontier {
 
   private seenCache(): SeenCache {
     if (!this.seen) {
-      const cache = (this.seen = new SeenCache());
+      const cache = (this.seen = new SeenCache(this.seenCacheEntries));
       // A restarted Redis may have lost its last second of writes (AOF everysec): forget everything.
       this.frontier.redis.on("reconnecting", () => cache.clear());
     }
@@ -405,5 +407,5 @@ export async function openFrontier(redis: Redis, config: NodeConfig, opts: { chi
       globalConcurrency: config.globalConcurrency,
     },
   });
-  return new NodeFrontier(frontier, config.redisMemoryBudgetBytes);
+  return new NodeFrontier(frontier, config.redisMemoryBudgetBytes, config.seenCacheEntries);
 }

@@ -4,7 +4,8 @@ import type { Redis } from "ioredis";
 import { describe, expect, it } from "vitest";
 import { useRedis } from "../../../../test/harness/redis.js";
 import { Frontier } from "../../src/frontier/index.js";
-import { SeenCache } from "../../src/frontier/seen-cache.js";
+import { DEFAULT_SEEN_CACHE_ENTRIES, SeenCache } from "../../src/frontier/seen-cache.js";
+import { defaultConfig } from "../../src/node/config.js";
 import { NodeFrontier } from "../../src/node/open-frontier.js";
 import { checkInvariants, link, page } from "./helpers.js";
 
@@ -23,6 +24,10 @@ describe("SeenCache", () => {
     expect(c.hits).toBe(1);
     c.clear();
     expect(c.size).toBe(0);
+  });
+
+  it("the node config's default size is the cache's own (the schema states it without importing the frontier)", () => {
+    expect(defaultConfig().seenCacheEntries).toBe(DEFAULT_SEEN_CACHE_ENTRIES);
   });
 
   it("answers seen only for URLs it was told about (fingerprints do not collide on near-identical URLs)", () => {
