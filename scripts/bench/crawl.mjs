@@ -22,7 +22,7 @@ import {
 } from "./common.mjs";
 import { analyseProfiles } from "./profile.mjs";
 
-const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, args: { type: "string", default: "" }, "real-hosts": { type: "string" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
+const opts = args({ webs: { type: "string", default: "real,simweb" }, "real-max-pages": { type: "string" }, "max-pages": { type: "string" }, compare: { type: "string" }, "a-args": { type: "string", default: "" }, args: { type: "string", default: "" }, "real-hosts": { type: "string" }, "broad-max-pages": { type: "string" }, "a-node-args": { type: "string", default: "" }, "a-env": { type: "string", default: "" }, profile: { type: "boolean", default: false }, "skip-peers": { type: "boolean", default: false }, schemes: { type: "string", default: "http,https" }, reps: { type: "string" }, connections: { type: "string", default: "kept" }, cli: { type: "string" } });
 const FULL = opts.mode === "full";
 /** Extra crawl flags for this build's runs (not for the --compare build's). */
 const aArgs = opts["a-args"].split(" ").filter(Boolean);
@@ -41,8 +41,16 @@ const DELAY_MS = 100;
 /** The real-page web (simweb realweb over htmlparser-benchmark's pages): its hosts and page budget. */
 const REAL_HOSTS = Number(opts["real-hosts"] ?? 66);
 const REAL_MAX_PAGES = Number(opts["real-max-pages"] ?? 3000);
+/**
+ * "real-broad": the same pages spread on 12 times the hosts, with a budget to match, so that ~800
+ * hosts are crawled at once and the frontier reaches ~1 M URLs (what the 66-host web never shows).
+ */
+const BROAD_HOSTS = 792;
+const BROAD_MAX_PAGES = Number(opts["broad-max-pages"] ?? 40_000);
+const isReal = (web) => web === "real" || web === "real-broad";
+const hostsOf = (web) => (web === "real-broad" ? BROAD_HOSTS : REAL_HOSTS);
 const REAL_CORPUS = join(benchRequire.resolve("htmlparser-benchmark/package.json"), "..", "files");
-const budgetOf = (web) => (web === "real" ? REAL_MAX_PAGES : MAX_PAGES);
+const budgetOf = (web) => (web === "real-broad" ? BROAD_MAX_PAGES : web === "real" ? REAL_MAX_PAGES : MAX_PAGES);
 const CUT = 250 * 1024;
 const work = mkdtempSync(join(tmpdir(), "bench-crawl-"));
 
@@ -56,11 +64,11 @@ function simwebConfig(scheme, web = "simweb") {
  * of a private loopback address when we may bind them, so peers need only DNS.
  */
 async function startWeb(scheme, dir, web = "simweb", { connectionClose = false } = {}) {
-  if (connectionClose && web !== "real") throw new Error("a new connection per page (--connections new) needs the real web (--webs real)");
+  if (connectionClose && !isReal(web)) throw new Error("a new connection per page (--connections new) needs the real web (--webs real)");
   const start = async (netArgs) => {
-    if (web !== "real") return startSimweb(simwebConfig(scheme, web), netArgs, dir);
+    if (!isReal(web)) return startSimweb(simwebConfig(scheme, web), netArgs, dir);
     const seeds = join(dir, `seeds-${scheme}.txt`);
-    const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(REAL_HOSTS), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...(connectionClose ? ["--connection-close"] : []), ...netArgs], dir);
+    const sim = await spawnServer([SIMWEB_CLI, "realweb", "--corpus", REAL_CORPUS, "--hosts", String(hostsOf(web)), "--seeds-out", seeds, "--scheme", scheme, "--ca-dir", join(dir, "ca"), ...(connectionClose ? ["--connection-close"] : []), ...netArgs], dir);
     return { ...sim, seedsFile: seeds };
   };
   if (process.getuid?.() === 0) {
@@ -358,8 +366,8 @@ function webSchemes() {
 const results = [];
 // Written after each scheme, so a run cut short keeps what it measured.
 const save = () => writeResult(opts.out ?? join(RESULTS_DIR, `crawl-${opts.mode}.json`), {
-  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, realHosts: REAL_HOSTS, realMaxPages: REAL_MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
-  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}${opts.connections !== "kept" ? ` --connections ${opts.connections} --webs ${opts.webs} --schemes ${opts.schemes}${opts.compare ? ` --compare ${opts.compare}` : ""}` : ""}`, results,
+  bench: "crawl", mode: opts.mode, hosts: HOSTS, maxPages: MAX_PAGES, realHosts: REAL_HOSTS, realMaxPages: REAL_MAX_PAGES, broadHosts: BROAD_HOSTS, broadMaxPages: BROAD_MAX_PAGES, delayMs: DELAY_MS, cutBytes: CUT, reps: REPS, crawleeReps: CRAWLEE_REPS,
+  command: `node scripts/bench/crawl.mjs --mode ${opts.mode}${opts.profile ? " --profile" : ""}${opts.connections !== "kept" ? ` --connections ${opts.connections} --webs ${opts.webs} --schemes ${opts.schemes}${opts.compare ? ` --compare ${opts.compare}` : ""}` : opts.webs !== "real,simweb" ? ` --webs ${opts.webs}${opts.reps ? ` --reps ${opts.reps}` : ""}${opts["skip-peers"] ? " --skip-peers" : ""}` : ""}`, results,
 });
 /**
  * A/B: this build (with --a-args added to its crawl flags) and the one at --compare (a
@@ -407,7 +415,7 @@ async function compareConnections(modes, cliB) {
   // Each mode with this build ("a") and, with --compare, with the other build too ("b").
   const variants = modes.flatMap((m) => [{ key: m, mode: m, cli: opts.cli ?? SHARDCRAWL_CLI, extra: aArgs }, ...(cliB ? [{ key: `${m} b`, mode: m, cli: cliB, extra: [] }] : [])]);
   for (const [web, scheme] of webSchemes()) {
-    if (web !== "real") {
+    if (!isReal(web)) {
       process.stderr.write(`--connections: skipping the ${web} web (only the real web can close connections)\n`);
       continue;
     }

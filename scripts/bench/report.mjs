@@ -139,6 +139,24 @@ function linksSection(d) {
   return L;
 }
 
+function broadSection(d) {
+  const L = [`### One node on a broad real-page web (${d.reps} run${d.reps === 1 ? "" : "s"} per scheme)`, "",
+    `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
+    `The real pages of the table above spread on ${d.broadHosts} hosts, ${d.broadMaxPages} pages per run: ~800 hosts crawled at once and a frontier near a million queued URLs by the end, where the 66-host web stays small. Same settings otherwise; the process start is spread over ${d.broadMaxPages} pages.`, "",
+    "| scheme | links/page (to Redis) | pages/s | whole run pages per CPU-second | steady | ms/page whole: supervisor / fetcher / parser / redis | steady: fetcher / parser / redis | RSS growth 30%->90%, MB (fetch/parse/redis) | queued URLs at the end | load (1 min) |",
+    "| --- | --- | ---: | ---: | ---: | --- | --- | --- | ---: | ---: |"];
+  for (const r of d.results) {
+    const run = r.runs[Math.floor(r.runs.length / 2)];
+    const ms = (role) => f2(((run.byRole[role]?.cpuSeconds ?? NaN) / run.fetched) * 1000);
+    const st = (role) => f2(run.steady?.msPerPageByRole?.[role]);
+    const growth = run.rssGrowth ? ["fetcher", "parser", "redis"].map((x) => f1(run.rssGrowth[x]?.growthMB)).join(" / ") : "n/a";
+    const toRedis = (run.redisCommands?.getrange ?? 0) / run.pages;
+    L.push(`| ${r.scheme} | ${f1(run.links?.perPage)} (${f1(toRedis)}) | ${f1(r.median.pagesPerSecond)} | **${f1(r.median.pagesPerCpuSecond)}** | **${f1(r.median.steadyPagesPerCpuSecond)}** | ${["supervisor", "fetcher", "parser", "redis"].map(ms).join(" / ")} | ${["fetcher", "parser", "redis"].map(st).join(" / ")} | ${growth} | ${run.redis?.queued ?? "n/a"} | ${run.load?.[0] ?? "n/a"} |`);
+  }
+  L.push("", "Links to Redis: the links per page the parser's seen cache did not know (each costs a seen-filter test in Redis).");
+  return L;
+}
+
 function scaleSection(d) {
   const L = [`### Frontier scaling (real Redis, real Frontier; median of ${d.reps} x ${d.pagesPerStep} pages per step)`, "",
     `Command: \`${d.command}\`. Machine: ${machineLine(d.machine)}.`, "",
@@ -173,6 +191,8 @@ export function writeReport(mode) {
   if (links) L.push(...linksSection(links), "");
   if (derivatives) L.push(...derivativesSection(derivatives), "");
   if (crawl) L.push(...crawlSection(crawl, prof, parse), "");
+  const broad = load("crawl-broad", mode);
+  if (broad) L.push(...broadSection(broad), "");
   if (scale) L.push(...scaleSection(scale), "");
   L.push(END);
   const file = join(ROOT, "BENCHMARKS.md");
