@@ -33,7 +33,7 @@ export interface OutboxWriterOptions {
   groupCommitChars?: number;
 }
 
-/** Batches of one destination waiting for the next group write. */
+/** Batches of one destination waiting for the next write (without group commit: one batch, written at once). */
 interface Group {
   text: string;
   /** Hashes of the group's URLs: they enter the duplicate filter once the group is written. */
@@ -75,7 +75,7 @@ interface OpenFile {
 // member (80 -> 35 us for 40 links), the same size. A page's links can go to every other node of the
 // fleet, so this is paid per page and destination.
 const BATCH_GZIP = { level: 1, memLevel: 4, windowBits: 12 } as const;
-/** A group of many pages' links is bigger: past this many characters zlib's full window pays for its set-up. */
+/** A group of many pages' links (or a big ingest batch) is bigger: past this many characters zlib's full window pays for its set-up. */
 const GROUP_WINDOW_FROM = 16 * 1024;
 const GROUP_GZIP = { level: 1 } as const;
 
@@ -93,40 +93,12 @@ export class OutboxWriter {
   }
 
   /**
-   * Appends links for one destination; resolves once they are on disk (in the page cache).
+   * Appends links for one destination; resolves once they are on disk (in the page cache): at once
+   * as one member, or with groupCommitMs as part of the destination's next group write.
    * URLs enter the duplicate filter only after the write succeeded, so a failed write (thrown as
    * StoreWriteError; the caller retries the page) never makes its URLs look already written.
    */
   async append(dest: string, links: readonly OutboxLink[]): Promise<void> {
-    if ((this.opts.groupCommitMs ?? 0) > 0) return this.appendToGroup(dest, links);
-    let text = "";
-    const hashes: number[] = [];
-    const inBatch = new Set<number>();
-    for (const l of links) {
-      const h = urlHash53(l.url);
-      if (this.seen.has(h) || inBatch.has(h)) {
-        this.stats.duplicates++;
-        continue;
-      }
-      inBatch.add(h);
-      hashes.push(h);
-      text += formatLine(l);
-    }
-    if (!text) return;
-    // One writer per process, but pages finish concurrently: serialise file operations.
-    const op = this.chain.then(() => this.write(dest, gzipSync(text, BATCH_GZIP)));
-    this.chain = op.catch(() => undefined);
-    try {
-      await op;
-    } catch (err) {
-      throw new StoreWriteError("outbox append", outboxDir(this.opts.out, dest), err, false, "the page is retried");
-    }
-    for (const h of hashes) this.seen.add(h);
-    this.stats.written += hashes.length;
-  }
-
-  /** append() with group commit: the links join the destination's group; resolves when it is written. */
-  private async appendToGroup(dest: string, links: readonly OutboxLink[]): Promise<void> {
     let g = this.groups.get(dest);
     let waits = false;
     for (const l of links) {
@@ -144,8 +116,9 @@ export class OutboxWriter {
       waits = true;
     }
     if (!waits || !g) return;
-    // (flushGroup settles the group's waiters itself and never rejects.)
-    if (g.text.length >= (this.opts.groupCommitChars ?? DEFAULT_GROUP_COMMIT_CHARS)) void this.flushGroup(dest);
+    // Without group commit the group is this batch alone, written now (flushGroup settles the
+    // group's waiters itself and never rejects).
+    if ((this.opts.groupCommitMs ?? 0) <= 0 || g.text.length >= (this.opts.groupCommitChars ?? DEFAULT_GROUP_COMMIT_CHARS)) void this.flushGroup(dest);
     try {
       await g.done;
     } catch (err) {
@@ -156,6 +129,7 @@ export class OutboxWriter {
   private openGroup(dest: string): Group {
     const g = newGroup();
     this.groups.set(dest, g);
+    if ((this.opts.groupCommitMs ?? 0) <= 0) return g;
     // One timer for every destination: a page's batches for several nodes are written together.
     this.groupTimer ??= setTimeout(() => {
       this.groupTimer = undefined;
@@ -173,6 +147,7 @@ export class OutboxWriter {
       clearTimeout(this.groupTimer);
       this.groupTimer = undefined;
     }
+    // One writer per process, but pages finish concurrently: serialise file operations.
     const op = this.chain.then(() => this.write(dest, gzipSync(g.text, g.text.length > GROUP_WINDOW_FROM ? GROUP_GZIP : BATCH_GZIP)));
     this.chain = op.catch(() => undefined);
     return op.then(
