@@ -787,7 +787,7 @@ export class Frontier {
   async parseQueueOldestAgeMs(now: number = Date.now()): Promise<number> {
     const id = await this.redis.lindex(this.keys.parseQueue, -1);
     if (id === null) return 0;
-    const t = await this.redis.hget(this.keys.parseQueueTimes, id);
+    const t = (await this.redis.hget(this.keys.page(id), "w")) ?? (await this.redis.hget(this.keys.parseQueueTimes, id));
     return t === null ? 0 : Math.max(0, now - toInt(t));
   }
 

@@ -42,12 +42,14 @@
 //   P rco               zset   origin -> write number of its robots cache entry (oldest evicted first)
 //   P pq                list   parse queue of page ids (LPUSH by fetchers, consumers take the right end)
 //   P pg:<id>           hash   a fetched page: m = JSON metadata, and b = body bytes or, when the body
-//                              waits in out/spool/, s = spool reference plus h/t/e = host, tier, element
+//                              waits in out/spool/, s = spool reference plus h/t/e = host, tier, element;
+//                              w = when it entered the parse queue (epoch ms: the oldest item's age),
+//                              z = body bytes, summed in stats parseBytes (the parse stage byte bound)
 //   P pageseq           string page id counter
 //   P pi:<consumer>     list   page ids a parse consumer has taken and not yet acknowledged
 //   P pc                set    names of parse consumers that ever took a page (for recovery)
-//   P pqt               hash   page id -> time it entered the parse queue (age of the oldest item)
-//   P pqb               hash   page id -> body bytes, summed in stats parseBytes (the parse stage byte bound)
+//   P pqt, P pqb        hash   page id -> enqueue time, body bytes: pg:<id> w and z as written before they
+//                              were fields of the page (read and deleted for pages queued by that version)
 //   P flowcfg           hash   flow-control settings written at open (lib.lua feedback, add_links, lease);
 //                              pk = "host" | "domain" (politeness key)
 //   P flow              hash   node-wide signals: tcap (memory governor's total cap), mem (epoch ms: the
@@ -57,8 +59,9 @@
 //                              (spilled URLs in files under out/spill/, not yet re-admitted),
 //                              storage (epoch ms until which a parser's write buffer is full: slow
 //                              storage), wbuf:<consumer> / wbpeak:<consumer> (write buffer bytes, peak)
-//   P big               zset   hosts with >= 100 queued URLs, by queued count at their last add (shedding
-//                              victims); only the 256 biggest are kept
+//   P big               zset   hosts with >= 100 queued URLs, by queued count when last written (shedding
+//                              victims; rewritten when the count moves by 1/8, host field bq); only the
+//                              256 biggest are kept
 //   P press             zset   hosts under back-off, scored by pressure (hard limit / limit x delay multiplier)
 //   P spill             list   URLs shed in spill mode, "<host>\t<tier>\t<url+suffix>", drained to --out/spill/
 //   P fetchtimes        list   recent fetch times (ms) of all the node's fetchers, newest first, capped:
@@ -66,7 +69,8 @@
 //   P spillsize         hash   spill file name -> bytes of it committed (entries removed from P spill)
 //   P spillpos          hash   spill file name -> entries of it re-admitted (readmit.lua advances it)
 //   (host fields added by flow control: a adaptive concurrency, m delay multiplier, t last decrease,
-//    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries)
+//    w limit at the last decrease, b baseline latency ms, A URLs ever admitted, R retries;
+//    bq the host's score in P big as last written, 0 = not there)
 //   P shedlog           list   recently shed (drop mode) or refused-for-room URLs, newest first, at most
 //                              SHED_LOG_MAX: "<epoch ms>\t<shed|dropped>:<host-full|frontier-full>\t<host>\t<url>"
 //                              (read by `shardcrawl inspect url`; lib.lua shed_note)

@@ -168,7 +168,11 @@ export class ParseQueue {
 
   /** Spool references of every page in the parse stage (queued or taken), for sweeping orphan files. */
   async spooledFiles(): Promise<Set<string>> {
-    const ids = await this.redis.hkeys(this.keys.parseQueueBytes);
+    // The stage's pages: the queue, every consumer's in-flight list, and pages listed only in P pqb
+    // (queued by a version that kept their bytes there). All bounded by the parse stage's bound.
+    const consumers = await this.redis.smembers(this.keys.parseConsumers);
+    const lists = await Promise.all([this.keys.parseQueue, ...consumers.map((c) => this.keys.parseInFlight(c))].map((k) => this.redis.lrange(k, 0, -1)));
+    const ids = [...new Set([...lists.flat(), ...(await this.redis.hkeys(this.keys.parseQueueBytes))])];
     const files = new Set<string>();
     for (let i = 0; i < ids.length; i += 500) {
       const pipe = this.redis.pipeline();

@@ -58,6 +58,29 @@ describe("lease order", () => {
   });
 });
 
+describe("one call, many leases", () => {
+  it("records every lease of a 2,500-lease call (distinct ids, the owner's list, expiries, lease data) and completes each", async () => {
+    const f = await open({ delayMs: 0 });
+    const hosts = 2500;
+    for (let i = 0; i < hosts; i += 500) {
+      await f.addLinks(Array.from({ length: 500 }, (_, j) => link(`https://m${i + j}.test/p`)), { now: 1000 });
+    }
+    const { leases } = await f.lease(hosts, 2000, 60_000, "f0.1");
+    expect(leases).toHaveLength(hosts);
+    expect(new Set(leases.map((l) => l.id)).size).toBe(hosts);
+    expect(leases.every((l) => l.id.endsWith("@f0.1") && l.expiresAt === 62_000)).toBe(true);
+    expect(new Set(leases.map((l) => l.url)).size).toBe(hosts);
+    expect(await redis.scard(f.keys.leaseOwner("f0.1"))).toBe(hosts);
+    expect(await redis.zcard(f.keys.leases)).toBe(hosts);
+    const data = await redis.hmget(f.keys.leaseData, ...leases.slice(0, 3).map((l) => l.id));
+    expect(data.map((d) => d!.split("\t")[0])).toEqual(leases.slice(0, 3).map((l) => l.host));
+    for (const l of leases) await f.completeWithPage(l, page(l.url), 3000);
+    expect(await redis.scard(f.keys.leaseOwner("f0.1"))).toBe(0);
+    expect(await redis.zcard(f.keys.leases)).toBe(0);
+    await checkInvariants(redis, f);
+  });
+});
+
 describe("politeness", () => {
   it("never starts a request to a host before delay after the previous one ended (real time, c=1)", async () => {
     const delay = 60;

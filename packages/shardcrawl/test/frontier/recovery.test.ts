@@ -181,6 +181,39 @@ describe("spooled bodies", () => {
   });
 });
 
+describe("parse stage bytes", () => {
+  it("counts a page's bytes from complete to ack, lists spooled pages queued and taken, and drains pages queued by the version that kept bytes in P pqb", async () => {
+    const f = await open({ delayMs: 0 });
+    await f.addLinks(["a", "b", "c"].map((p) => link(`https://z${p}.test/${p}`, 0, 1)), { now: 0 });
+    const leases = (await f.lease(3, 1)).leases;
+    expect(leases).toHaveLength(3);
+    const { body: _b, ...meta } = page(leases[0]!.url);
+    const files = ["node0-f0-1-a-1", "node0-f0-1-b-1", "node0-f0-1-c-1"];
+    const ids: string[] = [];
+    for (const [i, l] of leases.entries()) ids.push((await f.completeWithPage(l, { ...meta, url: l.url, spool: { file: files[i]!, offset: 0, bytes: 1000 * (i + 1), crc: 1 } }, 2))!);
+    expect((await f.stats(2)).counters.parseBytes).toBe(6000);
+    expect(await f.parseQueueOldestAgeMs(2 + 250)).toBe(250);
+    // One page taken (in flight), two queued: all three are the stage's.
+    const [taken] = await f.parse.take("c", 1);
+    expect(await f.parse.spooledFiles()).toEqual(new Set(files));
+    // The other two as an older version left them: bytes and enqueue time in P pqb / P pqt.
+    for (const id of ids.filter((x) => x !== taken!.id)) {
+      const [z, w] = await redis.hmget(f.keys.page(id), "z", "w");
+      await redis.hdel(f.keys.page(id), "z", "w");
+      await redis.hset(f.keys.parseQueueBytes, id, z!);
+      await redis.hset(f.keys.parseQueueTimes, id, w!);
+    }
+    expect(await f.parseQueueOldestAgeMs(2 + 100)).toBe(100);
+    expect(await f.parse.spooledFiles()).toEqual(new Set(files));
+    await f.parse.ack("c", taken!.id, [], { now: 3 });
+    for (const p of await f.parse.take("c", 5)) await f.parse.ack("c", p.id, [], { now: 3 });
+    expect((await f.stats(3)).counters.parseBytes).toBe(0);
+    expect(await redis.exists(f.keys.parseQueueBytes, f.keys.parseQueueTimes)).toBe(0);
+    expect(await f.parse.spooledFiles()).toEqual(new Set());
+    await f.close();
+  });
+});
+
 describe("add-links atomicity", () => {
   it("concurrent overlapping batches queue each URL once and the counts agree", async () => {
     const f = await open({ delayMs: 0 });

@@ -7,23 +7,21 @@
 --       [11..14] host feedback (lib.lua feedback: signal, latency ms, start ms, not-before ms; optional)
 -- The page hash also keeps the lease's host, tier and queue element (h, t, e), so a page whose
 -- spooled body is lost can be put back in its queue (refetch_page.lua).
--- Touches: P lease, P leases, P h:<host>, P ready, P stats, P pageseq, P pg:<id>, P pq, P pqt, P pqb, P flowcfg, P press
+-- Touches: P lease, P leases, P h:<host>, P ready, P stats, P pageseq, P pg:<id>, P pq, P flowcfg, P press
 --          and through lib.lua: P d:<domain>, P dw:<domain>, P held, P lo:<owner>
 -- Returns: {'ok', page id} | {'expired'} (lease already reaped: the URL is queued again, the page is dropped)
 local host, hk, tier, el = release(ARGV[5], ARGV[6])
 if not host then return {'expired'} end
 local id = tostring(rcall('INCR', P .. 'pageseq'))
 local bytes = tonumber(ARGV[10])
+-- w: enqueue time (the parse queue's oldest item's age, metrics); z: bytes held by the parse stage
+-- (queued or being parsed) until the ack, for its byte bound (lease.lua).
 if ARGV[9] ~= '' then
-  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 's', ARGV[9], 'h', host, 't', tier, 'e', el)
+  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 's', ARGV[9], 'h', host, 't', tier, 'e', el, 'w', int(NOW), 'z', ARGV[10])
 else
-  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8])
+  rcall('HSET', P .. 'pg:' .. id, 'm', ARGV[7], 'b', ARGV[8], 'w', int(NOW), 'z', ARGV[10])
 end
 rcall('LPUSH', P .. 'pq', id)
--- The parse queue's oldest item's age (metrics): enqueue time per page id, removed at ack.
-rcall('HSET', P .. 'pqt', id, int(NOW))
--- Bytes held by the parse stage (queued or being parsed), for its byte bound (lease.lua).
-rcall('HSET', P .. 'pqb', id, ARGV[10])
 stat('parseBytes', bytes)
 rcall('HINCRBY', hk, 'x', '1')
 stat('fetched', 1)

@@ -11,7 +11,7 @@
 --   back-off, scored by pressure), P spill (list: URLs shed in spill mode, drained to disk),
 --   P big (zset: shedding victims), P shedlog (list), P flow (hash: node-wide signals),
 --   P d:<domain>, P dw:<domain>, P held (domain politeness), P dh (hosts per domain),
---   P pg:<id>, P pqt, P pqb (a page forgotten with its lease)
+--   P pg:<id>, P pqt, P pqb (a page forgotten: forget_page)
 
 -- Per-call values: scripts.ts loads this file once into a Redis function library, so these are
 -- set at the start of every call by lib_begin (at the end of this file) from the call's ARGV.
@@ -23,9 +23,13 @@ local MAX_TIER = __MAX_TIER__
 -- Hosts enter P big once their queue holds this many URLs (keeps the index small).
 local BIG_MIN = 100
 -- P big keeps only the BIG_MAX biggest (its top is all shedding needs): ~120 bytes per entry were
--- ~0.3 bytes per queued URL with 10^4 hosts of ~100 URLs. A host trimmed out re-enters at its
--- next add with its current count.
+-- ~0.3 bytes per queued URL with 10^4 hosts of ~100 URLs. A host trimmed out re-enters once its
+-- count has moved by BIG_STEP since it was last written.
 local BIG_MAX = 256
+-- add_links rewrites a host's score (remembered in its hash as bq) only when its count has moved by
+-- more than 1/BIG_STEP of it: a host with a queue to shed from gains links on nearly every page, and
+-- rewriting its score each time was two Redis calls per page for an index that only ranks.
+local BIG_STEP = 8
 -- A host in rate back-off (delay multiplier m > 1) with a crawl delay below this still gets gaps:
 -- multiplying a zero delay would not slow anything down.
 local BACKOFF_BASE_MS = 100
@@ -415,16 +419,20 @@ local function put_back(host, hk, tier, el)
   queued_add(hk, 1)
 end
 
--- Deletes a page record of the parse queue (ack or refetch): P pg:<id>, its enqueue time in P pqt
--- and its bytes in P pqb, which leave the parse stage's byte count (stats parseBytes).
+-- Deletes a page record of the parse queue (ack or refetch), P pg:<id>, whose body bytes (field z)
+-- leave the parse stage's byte count (stats parseBytes). A page queued by a version before z kept
+-- its enqueue time and bytes in P pqt and P pqb instead (a crawl resumed across the upgrade).
 local function forget_page(id)
-  rcall('DEL', P .. 'pg:' .. id)
-  rcall('HDEL', P .. 'pqt', id)
-  local bytes = tonumber(rcall('HGET', P .. 'pqb', id) or '0')
-  if bytes > 0 then
-    rcall('HDEL', P .. 'pqb', id)
-    stat('parseBytes', -bytes)
+  local pk = P .. 'pg:' .. id
+  local z = rcall('HGET', pk, 'z')
+  rcall('DEL', pk)
+  if not z then
+    rcall('HDEL', P .. 'pqt', id)
+    z = rcall('HGET', P .. 'pqb', id)
+    if z then rcall('HDEL', P .. 'pqb', id) end
   end
+  local bytes = tonumber(z or '0') or 0
+  if bytes > 0 then stat('parseBytes', -bytes) end
 end
 
 -- Queue element forms (element.ts): packed (first byte >= 0x80: path+query without its "/" as
@@ -747,9 +755,9 @@ local function add_links(base)
     if not h then
       local host = names[hi]
       local hk = hkey(host)
-      local v = rcall('HMGET', hk, 'q', 'o', 'A', 'k')
+      local v = rcall('HMGET', hk, 'q', 'o', 'A', 'k', 'bq')
       h = { host = host, hk = hk, q0 = tonumber(v[1]) or 0, o = v[2], new_o = false, tiers = {}, tier_order = {},
-            A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0 }
+            A = tonumber(v[3]) or 0, A0 = tonumber(v[3]) or 0, popped = 0, bq = tonumber(v[5]) or 0 }
       -- Its politeness domain, for sync_ready and key_hosts_by_domain (lib.lua pk_of).
       if v[4] then PK_OF[hk] = v[4] end
       h.q = h.q0
@@ -834,16 +842,25 @@ local function add_links(base)
           rcall('RPUSH', qkey(h.host, tier), unpack(els, j, math.min(j + 999, #els)))
         end
       end
-      -- (q was read by this script, so it is written absolute, with A in the same command.)
-      if hbud > 0 and h.A > h.A0 then rcall('HSET', h.hk, 'q', int(h.q), 'A', int(h.A))
-      elseif h.q ~= h.q0 then rcall('HSET', h.hk, 'q', int(h.q)) end
-      if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
+      -- P big's score, and bq with it (0: not in P big).
+      local bq = nil
       if h.q >= BIG_MIN then
-        rcall('ZADD', K_BIG, int(h.q), h.host)
-        big_added = true
+        local step = h.bq / BIG_STEP
+        if h.bq == 0 or h.q0 < BIG_MIN or h.q > h.bq + step or h.q < h.bq - step then
+          rcall('ZADD', K_BIG, int(h.q), h.host)
+          big_added = true
+          bq = int(h.q)
+        end
       elseif h.q0 >= BIG_MIN then
         rcall('ZREM', K_BIG, h.host)
+        if h.bq ~= 0 then bq = '0' end
       end
+      -- (q was read by this script, so it is written absolute, with A and bq in the same command.)
+      local w = {'q', int(h.q)}
+      if hbud > 0 and h.A > h.A0 then w[#w + 1] = 'A'; w[#w + 1] = int(h.A) end
+      if bq then w[#w + 1] = 'bq'; w[#w + 1] = bq end
+      if #w > 2 or h.q ~= h.q0 then rcall('HSET', h.hk, unpack(w)) end
+      if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       -- Every script leaves a host's schedule entry (ready, or its domain's) consistent with its
       -- queue: a host that had URLs queued and lost none here needs no new entry.
       if h.q0 <= 0 or h.q <= 0 or h.popped > 0 then sync_ready(h.host, h.hk) end
