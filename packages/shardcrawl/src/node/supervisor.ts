@@ -161,9 +161,21 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     ...children.pids().map((c) => ({ process: `${c.role}-${c.index}`, pid: c.pid })),
     ...(redisHandle ? [{ process: "redis", pid: redisHandle.pid }] : []),
   ]);
+  // A child that dies mid-run leaves its .open WARC and page-log files behind: they are repaired
+  // once it is gone (files of live writers are left alone), not only at the next start, so a crawl
+  // that finishes in this run leaves every file whole. One repair at a time, awaited at the end.
+  let repairs: Promise<void> = Promise.resolve();
+  const repairAfterExit = (spec: ChildSpec, pid: number) => {
+    repairs = repairs.then(async () => {
+      const r = await repairOutputDir(config.out);
+      if (r.filesRepaired + r.filesRemoved > 0) say(`repaired ${r.filesRepaired} files left by ${spec.role} ${spec.index} (pid ${pid}): ${r.recordsKept} WARC records and ${r.linesKept} page-log lines kept, ${r.bytesDropped} bytes of cut tail dropped`);
+      for (const e of r.errors) say(`repair of ${e.path} failed: ${e.error}`);
+    }).catch((err: unknown) => say(`repair after ${spec.role} ${spec.index} exited failed: ${String(err)}`));
+  };
   // A fetcher that dies gives its leases back at once (not after the lease TTL).
   const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid) => {
     if (spec.role === "fetcher") void releaseDeadFetcher(frontier, spec.index, pid, say);
+    repairAfterExit(spec, pid);
   });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });
@@ -278,6 +290,7 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   await children.stop(config.timeouts.totalMs + 5_000, ["fetcher"]);
   await frontier.reap(Date.now());
   await children.stop(60_000, ["parser"]);
+  await repairs;
   if (shipper) {
     // Every file is closed now: ship what is left (what fails stays pending for the next start).
     const left = await shipper.drain(SHIP_DRAIN_MS);
