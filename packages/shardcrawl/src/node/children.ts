@@ -37,8 +37,11 @@ export class ChildGroup {
     private readonly redisUrl: string,
     private readonly onMessage: (spec: ChildSpec, msg: ChildMessage) => void,
     private readonly log: (msg: string) => void,
-    /** Called on every exit of a child (crash, kill or stop), before any restart, with its pid. */
-    private readonly onExit: (spec: ChildSpec, pid: number) => void = () => undefined,
+    /**
+     * Called on every exit of a child (crash, kill or stop), before any restart, with its pid;
+     * `clean`: it exited by itself with code 0 (a stop it finished), not by a signal or an error.
+     */
+    private readonly onExit: (spec: ChildSpec, pid: number, clean: boolean) => void = () => undefined,
   ) {}
 
   start(specs: ChildSpec[]): void {
@@ -66,7 +69,7 @@ export class ChildGroup {
     proc.on("message", (m) => this.onMessage(slot.spec, m as ChildMessage));
     proc.on("exit", (code, signal) => {
       slot.proc = undefined;
-      if (proc.pid !== undefined) this.onExit(slot.spec, proc.pid);
+      if (proc.pid !== undefined) this.onExit(slot.spec, proc.pid, code === 0 && signal === null);
       if (slot.stopping) return;
       // A child that lived a while gets a fresh back-off; one that keeps dying waits longer each time.
       if (Date.now() - slot.lastStart > 30_000) slot.restarts = 0;

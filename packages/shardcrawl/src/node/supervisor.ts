@@ -163,7 +163,8 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   ]);
   // A child that dies mid-run leaves its .open WARC and page-log files behind: they are repaired
   // once it is gone (files of live writers are left alone), not only at the next start, so a crawl
-  // that finishes in this run leaves every file whole. One repair at a time, awaited at the end.
+  // that finishes in this run leaves every file whole. One repair at a time, awaited at the end. A
+  // child that exits cleanly has closed its files: no scan of the output folder for it.
   let repairs: Promise<void> = Promise.resolve();
   const repairAfterExit = (spec: ChildSpec, pid: number) => {
     repairs = repairs.then(async () => {
@@ -173,9 +174,9 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
     }).catch((err: unknown) => say(`repair after ${spec.role} ${spec.index} exited failed: ${String(err)}`));
   };
   // A fetcher that dies gives its leases back at once (not after the lease TTL).
-  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid) => {
+  const children: ChildGroup = new ChildGroup(config, redisUrl, observer.eventLoop.onChildMessage, say, (spec, pid, clean) => {
     if (spec.role === "fetcher") void releaseDeadFetcher(frontier, spec.index, pid, say);
-    repairAfterExit(spec, pid);
+    if (!clean) repairAfterExit(spec, pid);
   });
   const specs: ChildSpec[] = [];
   for (let i = 0; i < config.fetchers; i++) specs.push({ role: "fetcher", index: i, script: new URL("fetcher-process.js", DIST_NODE).pathname });

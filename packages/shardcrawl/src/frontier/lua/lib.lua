@@ -856,10 +856,13 @@ local function add_links(base)
         if h.bq ~= 0 then bq = '0' end
       end
       -- (q was read by this script, so it is written absolute, with A and bq in the same command.)
-      local w = {'q', int(h.q)}
-      if hbud > 0 and h.A > h.A0 then w[#w + 1] = 'A'; w[#w + 1] = int(h.A) end
-      if bq then w[#w + 1] = 'bq'; w[#w + 1] = bq end
-      if #w > 2 or h.q ~= h.q0 then rcall('HSET', h.hk, unpack(w)) end
+      local new_a = hbud > 0 and h.A > h.A0
+      if h.q ~= h.q0 or new_a or bq then
+        local w = {'q', int(h.q)}
+        if new_a then w[3] = 'A'; w[4] = int(h.A) end
+        if bq then w[#w + 1] = 'bq'; w[#w + 1] = bq end
+        rcall('HSET', h.hk, unpack(w))
+      end
       if h.q0 <= 0 and h.q > 0 then hosts_became_queued = hosts_became_queued + 1 end
       -- Every script leaves a host's schedule entry (ready, or its domain's) consistent with its
       -- queue: a host that had URLs queued and lost none here needs no new entry.
