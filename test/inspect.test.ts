@@ -20,7 +20,10 @@ import { normalizeUrl } from "../packages/shardcrawl/src/url/normalize.js";
 
 const SIM: Partial<SimwebConfig> & { preset: string } = {
   preset: "tiny", seed: 5, hosts: 6, hostsPerDomain: [1], httpsShare: 0,
-  pagesPerHost: { min: 30, alpha: 1.0, max: 60 }, hostPageCap: 40,
+  // Hosts far larger than the 40-page budget: with a 4-URL queue and shed=drop, a dropped link is
+  // seen and never re-admitted, so a small host can run its queue dry before the budget (timing
+  // decides which one), and the "inspect host" test needs URLs still queued on a seed host.
+  pagesPerHost: { min: 200, alpha: 1.0, max: 300 }, hostPageCap: 300,
   crossHostShare: 0.2, unservedShare: 0, nofollowShare: 0, metaNofollowShare: 0,
   robots: { absent: 0, empty: 0, rules: 1, "agent-specific": 0, "crawl-delay": 0, sitemap: 0, large: 0, redirect: 0, "disallow-all": 0, "server-error": 0, unreachable: 0 },
 };
