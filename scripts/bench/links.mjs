@@ -14,7 +14,7 @@ import { ROOT, RESULTS_DIR, args, benchRequire, median, startRedisServer, writeR
 const dist = (p) => import(join(ROOT, "packages/shardcrawl/dist", p));
 const { normalizeUrl, hostOf } = await dist("url/normalize.js");
 const { registrableDomain } = await dist("url/scope.js");
-const { buildUrlFilters, filterUrl } = await dist("frontier/url-filters.js");
+const { buildUrlFilters, filterUrl } = await dist("admit/trap-filters.js");
 const { UrlPrioritizer } = await dist("schedule/priority.js");
 const { BloomHasher, bloomParamsFor } = await dist("frontier/bloom.js");
 const { packLinks } = await dist("frontier/links.js");
@@ -116,7 +116,7 @@ row("Bloom hashing (MD5 + k positions)", perItem(linkCount, () => {
 const hashedPages = pages.map((p) => p.links.map((url) => ({ url, host: hostOf(url), tier: prio.tier(url, 2), depth: 2, hops: 0, bloom: hasher.positions(url) })).filter((l) => l.host));
 const caps = { maxQueuedPerHost: 1_000_000, maxQueuedTotal: 100_000_000 };
 row("client encoding (packLinks: records + text)", perItem(linkCount, () => {
-  for (const links of hashedPages) sink += packLinks(links, hasher, bloom, caps, filters).count;
+  for (const links of hashedPages) sink += packLinks(links, hasher, bloom, caps).count;
 }), "link", "the add_links argument layout, one call per page");
 
 // --- Redis: add_links per page on a real redis-server (AOF everysec, as a node runs it) ----------

@@ -114,9 +114,10 @@ function crawlSection(d, prof, parse) {
     const fresh = r.undiciFreshConnectionFloor?.cpuMsPerPage;
     L.push(`- ${webName(r)}, ${r.scheme} (${linksCell(r)} links/page): bare undici GET loop ${f2(floorMs)} ms/page + parse-only ${f2(parseMs)} ms/page (simweb mix, parse bench) = ${f2(floorMs + parseMs)} ms/page; the crawler spends ${f2(r.median.cpuMsPerPage)} ms/page over the whole run, ${f1(r.median.cpuMsPerPage / (floorMs + parseMs))}x the sum${Number.isFinite(steadyMs) ? `, and ${f2(steadyMs)} ms/page in steady state, ${f1(steadyMs / (floorMs + parseMs))}x the sum` : ""}.${Number.isFinite(fresh) ? ` The same GET loop with a new connection for every request (TLS sessions resumed; what a page costs when a host's next turn comes after keep-alive has closed, as at the reference crawl's 70 s per-domain delay): ${f2(fresh)} ms/page.` : ""}`);
   }
-  const red = d.results.find((r) => r.web !== "real")?.runs[0]?.redis ?? d.results[0]?.runs[0]?.redis;
+  const redRun = d.results.find((r) => r.web !== "real" && r.runs[0]?.redis) ?? d.results[0];
+  const red = redRun?.runs[0]?.redis;
   if (red) {
-    L.push("", `Redis at the end of the HTTP run (frontier left non-empty by the page budget): ${red.queued} queued URLs take ${f1(red.queueBytesPerUrl)} bytes each in their host queues against ${f1(red.rawBytesPerUrl)} raw path bytes (${f2(red.queueVsRaw)}x; short lists pay per-key overhead, see the scaling table for large frontiers); per-host state ${f0(red.hostStateBytesPerHost)} bytes per host; the Bloom filter is sized for ${red.bloomParams.n} URLs at p = ${red.bloomParams.p}: ${f2(red.bloomBitsPerPlannedUrl)} bits per URL (${red.seenUrls} seen so far).`);
+    L.push("", `Redis at the end of the ${webName(redRun)} ${redRun.scheme.toUpperCase()} run (frontier left non-empty by the page budget): ${red.queued} queued URLs take ${f1(red.queueBytesPerUrl)} bytes each in their host queues against ${f1(red.rawBytesPerUrl)} raw path bytes (${f2(red.queueVsRaw)}x; short lists pay per-key overhead, see the scaling table for large frontiers); per-host state ${f0(red.hostStateBytesPerHost)} bytes per host; the Bloom filter is sized for ${red.bloomParams.n} URLs at p = ${red.bloomParams.p}: ${f2(red.bloomBitsPerPlannedUrl)} bits per URL (${red.seenUrls} seen so far).`);
   }
   if (prof) {
     L.push("", `### Where a page's CPU goes (HTTP${prof.results.length > 1 ? " and HTTPS" : ""}, from V8 CPU profiles)`, "",
