@@ -13,7 +13,7 @@ import { startStatusServer, type StatusServer } from "./status-server.js";
 import { loadExcludeFile } from "./exclude-file.js";
 import { preflight, seedRejectionLines } from "./preflight.js";
 import { loadSeeds, type SeedReport } from "./seed-loading.js";
-import { repairOutputDir } from "../store/repair.js";
+import { repairOutputDir, repairsByWriter } from "../store/repair.js";
 import { ShardRouter } from "../shard/shard-spec.js";
 import { OutboxWriter, finishAbandonedOutboxFiles } from "../shard/outbox-writer.js";
 import { emptyIngestReport, ingestInbox, type IngestReport } from "../shard/ingest.js";
@@ -164,12 +164,18 @@ export async function runNode(config: NodeConfig, opts: RunOptions = {}): Promis
   // A child that dies mid-run leaves its .open WARC and page-log files behind: they are repaired
   // once it is gone (files of live writers are left alone), not only at the next start, so a crawl
   // that finishes in this run leaves every file whole. One repair at a time, awaited at the end. A
-  // child that exits cleanly has closed its files: no scan of the output folder for it.
+  // child that exits cleanly has closed its files: no scan of the output folder for it. A scan
+  // repairs every dead writer's files (two children killed together: the first scan finds both),
+  // so each is reported under its writer, known by the pid in the file name.
   let repairs: Promise<void> = Promise.resolve();
+  const deadChildren = new Map<number, string>();
   const repairAfterExit = (spec: ChildSpec, pid: number) => {
+    deadChildren.set(pid, `${spec.role} ${spec.index}`);
     repairs = repairs.then(async () => {
       const r = await repairOutputDir(config.out);
-      if (r.filesRepaired + r.filesRemoved > 0) say(`repaired ${r.filesRepaired} files left by ${spec.role} ${spec.index} (pid ${pid}): ${r.recordsKept} WARC records and ${r.linesKept} page-log lines kept, ${r.bytesDropped} bytes of cut tail dropped`);
+      for (const [writer, t] of repairsByWriter(r)) {
+        say(`repaired ${t.files} files left by ${deadChildren.get(writer) ?? "a process"} (pid ${writer}): ${t.recordsKept} WARC records and ${t.linesKept} page-log lines kept, ${t.bytesDropped} bytes of cut tail dropped`);
+      }
       for (const e of r.errors) say(`repair of ${e.path} failed: ${e.error}`);
     }).catch((err: unknown) => say(`repair after ${spec.role} ${spec.index} exited failed: ${String(err)}`));
   };

@@ -37,6 +37,30 @@ export interface RepairReport {
   bytesDropped: number;
 }
 
+/** Totals of a repair by the pid of the process that wrote the files (from their names; -1: a name without one). */
+export interface RepairByWriter {
+  files: number;
+  recordsKept: number;
+  linesKept: number;
+  bytesDropped: number;
+}
+
+export function repairsByWriter(report: RepairReport): Map<number, RepairByWriter> {
+  const out = new Map<number, RepairByWriter>();
+  for (const [files, isWarc] of [[report.warcFiles, true], [report.pageLogs, false]] as const) {
+    for (const f of files) {
+      const pid = parseOutputName(f.path.slice(dirname(f.path).length + 1))?.pid ?? -1;
+      let t = out.get(pid);
+      if (t === undefined) out.set(pid, (t = { files: 0, recordsKept: 0, linesKept: 0, bytesDropped: 0 }));
+      t.files++;
+      if (isWarc) t.recordsKept += f.kept;
+      else t.linesKept += f.kept;
+      t.bytesDropped += f.bytesDropped;
+    }
+  }
+  return out;
+}
+
 export interface RepairOptions extends ScanOptions {
   /**
    * Leave alone files whose name carries the pid of another live process (default true), so a
