@@ -5,11 +5,10 @@
 import { mkdtempSync, readdirSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { setTimeout as sleep } from "node:timers/promises";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, readWarcResponses, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
-import { statusOf } from "./harness/chaos.js";
+import { waitForFetched } from "./harness/chaos.js";
 
 const DELAY_MS = 20;
 
@@ -34,11 +33,7 @@ describe("children killed mid-crawl, the supervisor alive", () => {
       "--seeds", seedsFile, "--out", out, "--scope", "domains", "--delay", String(DELAY_MS), "--max-crawl-delay", "200",
       "--fetchers", "1", "--parsers", "1", "--fetcher-concurrency", "8", ...simwebFlags(sim),
     ]);
-    let status = await statusOf(out);
-    for (let i = 0; i < 600 && (status === null || status.stats.fetched < 60); i++) {
-      await sleep(100);
-      status = await statusOf(out);
-    }
+    const status = await waitForFetched(out, 60);
     openAtKill = [...readdirSync(join(out, "warc")), ...readdirSync(join(out, "pages"))].filter((f) => f.endsWith(".open"));
     for (const role of ["parser", "fetcher"]) {
       const pid = status?.children.find((c) => c.role === role)?.pid;

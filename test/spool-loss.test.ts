@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, test } from "vitest";
 import { startSimwebProcess, type SimwebProcess } from "./harness/simweb.js";
 import { readPageLog, readRequestLog, runCrawl, simwebFlags, startCrawl, verifyLog, writeSeeds, type CrawlRun, type VerifyReport } from "./harness/crawl.js";
-import { statusOf } from "./harness/chaos.js";
+import { statusOf, waitForFetched } from "./harness/chaos.js";
 import { setTimeout as sleep } from "node:timers/promises";
 
 const DELAY_MS = 20;
@@ -37,11 +37,7 @@ describe("spool files lost in a crash", () => {
     ];
     const first = startCrawl(args);
     // Let the crawl get going, then freeze the parser so fetched pages pile up in the spool.
-    let status = await statusOf(out);
-    for (let i = 0; i < 600 && (status === null || status.stats.fetched < 40); i++) {
-      await sleep(100);
-      status = await statusOf(out);
-    }
+    const status = await waitForFetched(out, 40);
     const parserPid = status?.children.find((c) => c.role === "parser")?.pid;
     expect(parserPid).toBeDefined();
     process.kill(parserPid!, "SIGSTOP");

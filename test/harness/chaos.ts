@@ -77,6 +77,19 @@ export async function statusOf(out: string): Promise<NodeStatus | null> {
   }
 }
 
+/**
+ * Polls the node's /status every 100 ms until it has fetched at least `pages` (at most 60 s);
+ * returns the last status (null if the node never answered).
+ */
+export async function waitForFetched(out: string, pages: number): Promise<NodeStatus | null> {
+  let status = await statusOf(out);
+  for (let i = 0; i < 600 && (status === null || status.stats.fetched < pages); i++) {
+    await new Promise((r) => setTimeout(r, 100));
+    status = await statusOf(out);
+  }
+  return status;
+}
+
 /** URL (with password) of the Redis a node started under out/redis. */
 export function nodeRedisUrl(out: string): string {
   const c = JSON.parse(readFileSync(join(out, "redis", "connection.json"), "utf8")) as { port: number; password: string };
